@@ -1,0 +1,1 @@
+"""Sub-commands of the `keras-bert` CLI, one module each (see `cli.py`)."""

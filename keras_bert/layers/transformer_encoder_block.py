@@ -1,0 +1,160 @@
+import keras
+
+from keras_bert.layers.activations import get_activation
+from keras_bert.layers.multi_head_self_attention import MultiHeadSelfAttention
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class TransformerEncoderBlock(keras.layers.Layer):
+    """One BERT encoder layer: self-attention and feed-forward, post-norm.
+
+    Post-norm (the original BERT and every released checkpoint):
+        h = LayerNorm(x + Dropout(Attention(x)))
+        y = LayerNorm(h + Dropout(W2 act(W1 h + b1) + b2))
+    With `normalize_first=True` the LayerNorms move before each sub-layer
+    (pre-norm), which trains more stably for deep models without warmup.
+
+    Args:
+        num_heads: int. Attention heads.
+        hidden_dim: int. Model width.
+        intermediate_dim: int. Feed-forward inner width (4 x hidden in BERT).
+        dropout: float. Dropout on the residual branches and attention probs.
+        attention_dropout: float or None. Attention-probability dropout; the
+            same as `dropout` when None.
+        activation: str. Feed-forward activation: "gelu" (exact erf, the
+            default and what checkpoints use), "gelu_approximate" (tanh),
+            "relu", "silu", "tanh".
+        layer_norm_epsilon: float. LayerNorm epsilon.
+        normalize_first: bool. Pre-norm instead of post-norm.
+        initializer_range: float. Stddev of the truncated-normal initializer.
+
+    Example:
+    >>> import numpy as np
+    >>> block = TransformerEncoderBlock(num_heads=2, hidden_dim=8,
+    ...                                 intermediate_dim=32)
+    >>> x = np.random.rand(2, 5, 8).astype("float32")
+    >>> tuple(block(x, padding_mask=np.ones((2, 5), "int32")).shape)
+    (2, 5, 8)
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        hidden_dim,
+        intermediate_dim,
+        dropout=0.1,
+        attention_dropout=None,
+        activation="gelu",
+        layer_norm_epsilon=1e-12,
+        normalize_first=False,
+        initializer_range=0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.attention_dropout = attention_dropout
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.normalize_first = normalize_first
+        self.initializer_range = initializer_range
+
+        initializer = keras.initializers.TruncatedNormal(
+            stddev=initializer_range
+        )
+        policy = self.dtype_policy
+        self.attention = MultiHeadSelfAttention(
+            num_heads=num_heads,
+            hidden_dim=hidden_dim,
+            dropout=dropout if attention_dropout is None else attention_dropout,
+            initializer_range=initializer_range,
+            dtype=policy,
+            name="attention",
+        )
+        self.attention_layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=policy,
+            name="attention_layer_norm",
+        )
+        self.intermediate_dense = keras.layers.Dense(
+            intermediate_dim,
+            activation=get_activation(activation),
+            kernel_initializer=initializer,
+            dtype=policy,
+            name="intermediate_dense",
+        )
+        self.output_dense = keras.layers.Dense(
+            hidden_dim,
+            kernel_initializer=initializer,
+            dtype=policy,
+            name="output_dense",
+        )
+        self.output_layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=policy, name="output_layer_norm",
+        )
+        self.dropout_layer = keras.layers.Dropout(
+            dropout, dtype=policy, name="dropout"
+        )
+
+    def build(self, inputs_shape, padding_mask_shape=None):
+        inputs_shape = tuple(inputs_shape)
+        self.attention.build(inputs_shape)
+        self.attention_layer_norm.build(inputs_shape)
+        self.intermediate_dense.build(inputs_shape)
+        self.output_dense.build(inputs_shape[:-1] + (self.intermediate_dim,))
+        self.output_layer_norm.build(inputs_shape)
+        self.built = True
+
+    def call(
+        self,
+        inputs,
+        padding_mask=None,
+        training=None,
+        return_attention_scores=False,
+    ):
+        x = inputs
+        if self.normalize_first:
+            x = self.attention_layer_norm(x)
+        attended = self.attention(
+            x,
+            padding_mask=padding_mask,
+            training=training,
+            return_attention_scores=return_attention_scores,
+        )
+        if return_attention_scores:
+            attended, scores = attended
+        x = inputs + self.dropout_layer(attended, training=training)
+        if not self.normalize_first:
+            x = self.attention_layer_norm(x)
+
+        residual = x
+        if self.normalize_first:
+            x = self.output_layer_norm(x)
+        x = self.output_dense(self.intermediate_dense(x))
+        x = residual + self.dropout_layer(x, training=training)
+        if not self.normalize_first:
+            x = self.output_layer_norm(x)
+        if return_attention_scores:
+            return x, scores
+        return x
+
+    def compute_output_shape(self, inputs_shape, padding_mask_shape=None):
+        return tuple(inputs_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "hidden_dim": self.hidden_dim,
+                "intermediate_dim": self.intermediate_dim,
+                "dropout": self.dropout,
+                "attention_dropout": self.attention_dropout,
+                "activation": self.activation,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "normalize_first": self.normalize_first,
+                "initializer_range": self.initializer_range,
+            }
+        )
+        return config

@@ -1,0 +1,237 @@
+import keras
+from keras import ops
+
+from keras_bert.configs import BACKBONE_CONFIGS
+from keras_bert.configs import get_backbone_config
+from keras_bert.layers.bert_embeddings import BertEmbeddings
+from keras_bert.layers.transformer_encoder_block import TransformerEncoderBlock
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertBackbone(keras.Model):
+    """The BERT encoder as a backend-agnostic Keras Functional model.
+
+    Embeddings (token + segment + position, summed, LayerNorm, dropout), a
+    stack of post-norm bidirectional Transformer blocks, and a tanh pooler
+    on the first ([CLS]) position.
+
+    Inputs: a dict of int tensors of shape `(batch, length)`, any length up
+    to `max_sequence_length`: `token_ids`, `segment_ids` (0 for `[CLS] A
+    [SEP]`, 1 for `B [SEP]`) and `padding_mask` (1 real token, 0 padding).
+
+    Outputs: a dict with `sequence_output` `(batch, length, hidden_dim)` and
+    `pooled_output` `(batch, hidden_dim)`; with `output_hidden_states`, also
+    `hidden_states`, a list of `num_layers + 1` tensors (the embeddings,
+    then each block); with `output_attentions`, `attentions`, a list of
+    `(batch, num_heads, length, length)` probabilities per block (this uses
+    the explicit attention path, so leave it off for speed).
+
+    Args:
+        vocabulary_size: int. Number of WordPiece ids.
+        num_layers: int. Number of Transformer blocks.
+        num_heads: int. Attention heads per block.
+        hidden_dim: int. Model width.
+        intermediate_dim: int. Feed-forward inner width.
+        dropout: float. Dropout rate on embeddings and residual branches.
+        max_sequence_length: int. Number of learned positions.
+        num_segments: int. Number of segment (token type) ids.
+        attention_dropout: float or None. Attention-probability dropout;
+            `dropout` when None.
+        activation: str. Feed-forward activation ("gelu" is the exact erf
+            GELU of the original BERT; "gelu_approximate" the tanh form).
+        layer_norm_epsilon: float. LayerNorm epsilon.
+        normalize_first: bool. Pre-norm blocks (with a final LayerNorm)
+            instead of BERT's post-norm.
+        initializer_range: float. Stddev of the truncated-normal init.
+        output_hidden_states: bool. Also return every layer's output.
+        output_attentions: bool. Also return attention probabilities.
+        dtype: str or `keras.DTypePolicy`. E.g. "float32", "mixed_bfloat16".
+
+    Example:
+    >>> import numpy as np
+    >>> model = BertBackbone(vocabulary_size=100, num_layers=2, num_heads=2,
+    ...                      hidden_dim=16, intermediate_dim=32)
+    >>> inputs = {"token_ids": np.array([[2, 8, 9, 3, 0]]),
+    ...           "segment_ids": np.zeros((1, 5), "int32"),
+    ...           "padding_mask": np.array([[1, 1, 1, 1, 0]])}
+    >>> outputs = model(inputs)
+    >>> tuple(outputs["sequence_output"].shape), tuple(outputs["pooled_output"].shape)
+    ((1, 5, 16), (1, 16))
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        num_layers,
+        num_heads,
+        hidden_dim,
+        intermediate_dim,
+        dropout=0.1,
+        max_sequence_length=512,
+        num_segments=2,
+        attention_dropout=None,
+        activation="gelu",
+        layer_norm_epsilon=1e-12,
+        normalize_first=False,
+        initializer_range=0.02,
+        output_hidden_states=False,
+        output_attentions=False,
+        dtype=None,
+        **kwargs,
+    ):
+        # Layers first, as locals: the torch backend cannot track attributes
+        # set before `keras.Model.__init__` runs.
+        embeddings = BertEmbeddings(
+            vocabulary_size=vocabulary_size,
+            hidden_dim=hidden_dim,
+            max_sequence_length=max_sequence_length,
+            num_segments=num_segments,
+            dropout=dropout,
+            layer_norm_epsilon=layer_norm_epsilon,
+            initializer_range=initializer_range,
+            dtype=dtype,
+            name="embeddings",
+        )
+        blocks = [
+            TransformerEncoderBlock(
+                num_heads=num_heads,
+                hidden_dim=hidden_dim,
+                intermediate_dim=intermediate_dim,
+                dropout=dropout,
+                attention_dropout=attention_dropout,
+                activation=activation,
+                layer_norm_epsilon=layer_norm_epsilon,
+                normalize_first=normalize_first,
+                initializer_range=initializer_range,
+                dtype=dtype,
+                name=f"transformer_layer_{i}",
+            )
+            for i in range(num_layers)
+        ]
+        final_layer_norm = None
+        if normalize_first:
+            final_layer_norm = keras.layers.LayerNormalization(
+                epsilon=layer_norm_epsilon, dtype=dtype,
+                name="final_layer_norm",
+            )
+        pooler = keras.layers.Dense(
+            hidden_dim,
+            activation="tanh",
+            kernel_initializer=keras.initializers.TruncatedNormal(
+                stddev=initializer_range
+            ),
+            dtype=dtype,
+            name="pooler",
+        )
+
+        inputs = {
+            name: keras.Input(shape=(None,), dtype="int32", name=name)
+            for name in ("token_ids", "segment_ids", "padding_mask")
+        }
+        x = embeddings(inputs["token_ids"], inputs["segment_ids"])
+        hidden_states, attentions = [x], []
+        for block in blocks:
+            x = block(
+                x,
+                padding_mask=inputs["padding_mask"],
+                return_attention_scores=output_attentions,
+            )
+            if output_attentions:
+                x, scores = x
+                attentions.append(scores)
+            hidden_states.append(x)
+        if final_layer_norm is not None:
+            x = final_layer_norm(x)
+        outputs = {
+            "sequence_output": x,
+            "pooled_output": pooler(x[:, 0, :]),
+        }
+        if output_hidden_states:
+            outputs["hidden_states"] = hidden_states
+        if output_attentions:
+            outputs["attentions"] = attentions
+        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
+
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.max_sequence_length = max_sequence_length
+        self.num_segments = num_segments
+        self.attention_dropout = attention_dropout
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.normalize_first = normalize_first
+        self.initializer_range = initializer_range
+        self.output_hidden_states = output_hidden_states
+        self.output_attentions = output_attentions
+        self.embeddings = embeddings
+        self.transformer_layers = blocks
+        self.final_layer_norm = final_layer_norm
+        self.pooler = pooler
+
+    @property
+    def token_embedding(self):
+        """The token `Embedding` layer (its matrix is tied to the MLM decoder)."""
+        return self.embeddings.token_embedding
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+            "vocabulary_size": self.vocabulary_size,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "hidden_dim": self.hidden_dim,
+            "intermediate_dim": self.intermediate_dim,
+            "dropout": self.dropout,
+            "max_sequence_length": self.max_sequence_length,
+            "num_segments": self.num_segments,
+            "attention_dropout": self.attention_dropout,
+            "activation": self.activation,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "normalize_first": self.normalize_first,
+            "initializer_range": self.initializer_range,
+            "output_hidden_states": self.output_hidden_states,
+            "output_attentions": self.output_attentions,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        return cls(**config)
+
+    @classmethod
+    def presets(cls):
+        """Names accepted by `from_preset` without a directory."""
+        return sorted(BACKBONE_CONFIGS)
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, **kwargs):
+        """Builds a backbone from a named size or a checkpoint directory.
+
+        Args:
+            preset: str. A config name (see `BertBackbone.presets()`, e.g.
+                "bert_base_uncased_config", randomly initialized) or a local
+                directory: a Hugging Face BERT folder, an original Google
+                checkpoint folder, or a keras_bert preset folder.
+            load_weights: bool. For directories: load the weights (True) or
+                only the architecture.
+            **kwargs: constructor arguments that override the config, e.g.
+                `dtype="mixed_bfloat16"` or `dropout=0.0`.
+
+        Example:
+        >>> model = BertBackbone.from_preset("bert_tiny_uncased_config")
+        >>> model.num_layers
+        2
+        """
+        if preset in BACKBONE_CONFIGS:
+            return cls(**{**get_backbone_config(preset), **kwargs})
+        from keras_bert.checkpoints import load_backbone
+
+        return load_backbone(preset, load_weights=load_weights, **kwargs)
