@@ -145,7 +145,7 @@ class TestCase(unittest.TestCase):
             self.assertEqual(keras.backend.standardize_dtype(value.dtype),
                              expected_output_dtype)
         if expected_num_trainable_weights is not None:
-            self.assertLen(layer.trainable_weights,
+            self.assertEqual(len(layer.trainable_weights),
                            expected_num_trainable_weights)
         self.assertTrue(layer.built)
 

@@ -31,4 +31,4 @@ def run(args):
     print(f"backend: {keras.config.backend()}")
     print(f"config: {args.config}, parameters: {backbone.count_params():,}")
     print(f"sequence_output: {tuple(outputs['sequence_output'].shape)}")
-    print(f"pooled_output[:4]: {np.round(pooled[0, :4], 4).tolist()}")
+    print(f"pooled_output[:4]: {[round(float(v), 4) for v in pooled[0, :4]]}")

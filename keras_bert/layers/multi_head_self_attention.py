@@ -130,9 +130,6 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         output = ops.einsum("bnts,bsnh->btnh", dropped, value)
         return output, probs
 
-    def compute_output_shape(self, inputs_shape, padding_mask_shape=None):
-        return tuple(inputs_shape)
-
     def get_config(self):
         config = super().get_config()
         config.update(

@@ -139,9 +139,6 @@ class TransformerEncoderBlock(keras.layers.Layer):
             return x, scores
         return x
 
-    def compute_output_shape(self, inputs_shape, padding_mask_shape=None):
-        return tuple(inputs_shape)
-
     def get_config(self):
         config = super().get_config()
         config.update(

@@ -1,3 +1,5 @@
+import os
+
 import keras
 from keras import ops
 
@@ -230,7 +232,8 @@ class BertBackbone(keras.Model):
         >>> model.num_layers
         2
         """
-        if preset in BACKBONE_CONFIGS:
+        if not os.path.isdir(preset):
+            # Not a directory: it must be a size name (clear error if not).
             return cls(**{**get_backbone_config(preset), **kwargs})
         from keras_bert.checkpoints import load_backbone
 
