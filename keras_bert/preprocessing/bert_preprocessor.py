@@ -1,0 +1,113 @@
+import keras
+
+from keras_bert.preprocessing.bert_packer import BertPacker
+from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+from keras_bert.preprocessing.preprocessing_layer import PreprocessingLayer
+from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertPreprocessor(PreprocessingLayer):
+    """Strings -> BERT's input dict: `BertTokenizer` then `BertPacker`.
+
+    `x` is one text segment (a string or a batch of strings), a tuple of two
+    segments, or a dict of one or two segments. A dict's segments are taken
+    in sorted key order, which is the order `tf.data` uses for dicts, so
+    eager and `tf.data` calls agree: `{"sentence1": ..., "sentence2": ...}`
+    works, `{"question": ..., "context": ...}` would pack the context first;
+    use a tuple when in doubt. `y` and `sample_weight` pass through, so
+    `ds.map(preprocessor)` works on `(text, label)` datasets.
+
+    Args:
+        tokenizer: `keras_bert.BertTokenizer`.
+        sequence_length: int. Packed length (the maximum with dynamic
+            padding).
+        truncate: str. "longest_first" or "waterfall" (see `BertPacker`).
+        dynamic_padding: bool. Pad each batch to its longest row.
+
+    Example:
+
+    >>> preprocessor = keras_bert.BertPreprocessor.from_preset(
+    ...     "path/to/preset", sequence_length=128)  # doctest: +SKIP
+    >>> x = preprocessor(("The cat sat.", "It was tired."))  # doctest: +SKIP
+    >>> sorted(x)  # doctest: +SKIP
+    ['padding_mask', 'segment_ids', 'token_ids']
+    """
+
+    def __init__(
+        self,
+        tokenizer,
+        sequence_length=512,
+        truncate="longest_first",
+        dynamic_padding=False,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if not isinstance(tokenizer, BertTokenizer):
+            raise TypeError(
+                "`tokenizer` must be a keras_bert.BertTokenizer; got "
+                f"{type(tokenizer).__name__}."
+            )
+        self.tokenizer = tokenizer
+        self.sequence_length = sequence_length
+        self.truncate = truncate
+        self.dynamic_padding = dynamic_padding
+        self.packer = BertPacker.from_tokenizer(
+            tokenizer,
+            sequence_length=sequence_length,
+            truncate=truncate,
+            dynamic_padding=dynamic_padding,
+        )
+
+    @tf_preprocessing
+    def call(self, x, y=None, sample_weight=None):
+        if isinstance(x, dict):
+            if not 1 <= len(x) <= 2:
+                raise ValueError(
+                    "A dict input must hold 1 or 2 text segments; got keys "
+                    f"{sorted(x)}."
+                )
+            x = tuple(x[key] for key in sorted(x))
+        segments = x if isinstance(x, tuple) else (x,)
+        token_ids = tuple(self.tokenizer(segment) for segment in segments)
+        packed = self.packer(token_ids)
+        return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
+
+    @classmethod
+    def from_preset(cls, directory, sequence_length=None, **kwargs):
+        """Builds the tokenizer with `BertTokenizer.from_preset(directory)`.
+
+        `sequence_length` defaults to the preset's `model_max_length`, or
+        512 when unknown.
+        """
+        tokenizer = BertTokenizer.from_preset(directory)
+        if sequence_length is None:
+            sequence_length = tokenizer.model_max_length or 512
+        return cls(tokenizer, sequence_length=sequence_length, **kwargs)
+
+    def save_to_preset(self, directory):
+        """Saves the tokenizer files (`BertTokenizer.save_to_preset`)."""
+        self.tokenizer.save_to_preset(directory)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "tokenizer": keras.saving.serialize_keras_object(
+                    self.tokenizer
+                ),
+                "sequence_length": self.sequence_length,
+                "truncate": self.truncate,
+                "dynamic_padding": self.dynamic_padding,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("tokenizer"), dict):
+            config["tokenizer"] = keras.saving.deserialize_keras_object(
+                config["tokenizer"]
+            )
+        return cls(**config)

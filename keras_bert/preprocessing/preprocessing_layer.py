@@ -1,0 +1,162 @@
+"""Base class for keras_bert's TensorFlow-graph preprocessing layers.
+
+The layers run TensorFlow (and tensorflow-text) ops whatever the Keras backend
+is, so the same layer works eagerly, in `tf.data.Dataset.map`, and inside a
+`tf.function` or exported SavedModel. Only the boundary differs:
+
+* Inside a TF graph (`tf.data`, `tf.function`) inputs and outputs are TF
+  tensors and nothing is converted.
+* In an eager call, Python values, NumPy arrays and backend tensors are turned
+  into TF tensors on the way in; on the way out, dense numeric outputs become
+  tensors of the active Keras backend (`tf.Tensor`, `jax.Array`,
+  `torch.Tensor`) so they feed a Keras model directly, ragged outputs stay
+  `tf.RaggedTensor`, and string outputs become Python `str` (nested lists
+  for batches).
+"""
+
+import functools
+import threading
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+_STATE = threading.local()
+
+if keras.config.backend() != "tensorflow":
+    # TensorFlow only runs string ops here; keep it off the accelerators so it
+    # does not reserve memory that JAX or PyTorch need.
+    try:
+        tf.config.set_visible_devices([], "GPU")
+    except RuntimeError:  # TF devices were already initialized by the user.
+        pass
+
+
+def _leaf_kinds(value, kinds):
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _leaf_kinds(item, kinds)
+    elif isinstance(value, (str, bytes)):
+        kinds.add("string")
+    elif isinstance(value, (bool, int, float, np.number)):
+        kinds.add("number")
+    else:
+        kinds.add(type(value).__name__)
+    return kinds
+
+
+def _list_to_tf(value):
+    kinds = _leaf_kinds(value, set())
+    if len(kinds) > 1 or not kinds <= {"string", "number"}:
+        raise TypeError(
+            "Preprocessing inputs must be all strings or all numbers; got a "
+            f"list mixing {sorted(kinds)}. Convert or drop the other values."
+        )
+    try:
+        return tf.constant(value)
+    except ValueError:  # rows of different lengths
+        return tf.ragged.constant(value)
+
+
+def convert_inputs(value):
+    """Converts eager inputs to TF tensors; tuples and dicts keep structure.
+
+    A `tuple` lists separate inputs (e.g. two text segments) while a `list`
+    is data (a batch), as in keras-hub.
+    """
+    if value is None or isinstance(value, (tf.Tensor, tf.RaggedTensor)):
+        return value
+    if isinstance(value, dict):
+        return {key: convert_inputs(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return tuple(convert_inputs(item) for item in value)
+    if isinstance(value, (str, bytes)):
+        return tf.constant(value)
+    if isinstance(value, list):
+        return _list_to_tf(value)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "USO":
+            return tf.constant(value.astype(object).tolist())
+        return tf.constant(value)
+    if isinstance(value, (bool, int, float, np.number)):
+        return tf.constant(value)
+    if keras.ops.is_tensor(value):  # a jax.Array or torch.Tensor
+        return tf.constant(keras.ops.convert_to_numpy(value))
+    raise TypeError(
+        f"Cannot use a value of type {type(value).__name__} as preprocessing "
+        "input; pass strings, lists, NumPy arrays or tensors."
+    )
+
+
+def _decode(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return [_decode(item) for item in value]
+
+
+def convert_outputs(value):
+    """Converts eager TF outputs to the backend-facing forms (module doc)."""
+
+    def convert(x):
+        if isinstance(x, tf.RaggedTensor) or not isinstance(x, tf.Tensor):
+            return x
+        if x.dtype == tf.string:
+            value = x.numpy()
+            return _decode(value if isinstance(value, bytes) else value.tolist())
+        if keras.config.backend() == "tensorflow":
+            return x
+        return keras.ops.convert_to_tensor(x.numpy())
+
+    return keras.tree.map_structure(convert, value)
+
+
+def tf_preprocessing(method):
+    """Runs `method` as TF graph code, converting only at the eager boundary.
+
+    Nested calls (a preprocessor calling its tokenizer) skip the conversion:
+    only the outermost call converts inputs and outputs.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        outermost = tf.executing_eagerly() and not getattr(_STATE, "depth", 0)
+        if not outermost:
+            return method(self, *args, **kwargs)
+        args = tuple(convert_inputs(arg) for arg in args)
+        kwargs = {key: convert_inputs(arg) for key, arg in kwargs.items()}
+        _STATE.depth = 1
+        try:
+            with tf.device("CPU"):
+                outputs = method(self, *args, **kwargs)
+        finally:
+            _STATE.depth = 0
+        return convert_outputs(outputs)
+
+    return wrapper
+
+
+class PreprocessingLayer(keras.layers.Layer):
+    """A Keras layer whose `call` is TF graph code under every backend.
+
+    Subclasses decorate their public entry points (`call`, `tokenize`, ...)
+    with `tf_preprocessing`. The layer has no weights and is built on
+    construction.
+
+    Args:
+        **kwargs: standard `keras.layers.Layer` arguments (e.g. `name`).
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        # Keras must not turn TF string/ragged tensors into backend tensors.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def compute_output_spec(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"{self.__class__.__name__} runs on TF tensors (eagerly, in "
+            "tf.data or in a tf.function); it cannot be called on symbolic "
+            "Keras inputs. Apply it to the data pipeline, not in a Functional "
+            "model."
+        )

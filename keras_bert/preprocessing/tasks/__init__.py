@@ -1,0 +1,22 @@
+"""Task preprocessing for fine-tuning: token tagging, extractive QA,
+multiple choice, data-file readers, and the `tf.data` feeding of raw input.
+
+Sentence and sentence-pair classification use
+`keras_bert.BertPreprocessor` directly.
+"""
+
+from keras_bert.preprocessing.tasks.answer_spans import best_answer_spans
+from keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor import (
+    BertMultipleChoicePreprocessor,
+)
+from keras_bert.preprocessing.tasks.bert_question_answerer_preprocessor import (
+    BertQuestionAnswererPreprocessor,
+)
+from keras_bert.preprocessing.tasks.bert_token_classifier_preprocessor import (
+    BertTokenClassifierPreprocessor,
+)
+from keras_bert.preprocessing.tasks.readers import DataFileError
+from keras_bert.preprocessing.tasks.readers import read_conll
+from keras_bert.preprocessing.tasks.readers import read_squad
+from keras_bert.preprocessing.tasks.readers import read_table
+from keras_bert.preprocessing.tasks.task_dataset import preprocessed_dataset

@@ -1,0 +1,94 @@
+import keras
+import tensorflow as tf
+
+from keras_bert.preprocessing.bert_packer import BertPacker
+from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
+from keras_bert.preprocessing.preprocessing_layer import PreprocessingLayer
+from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertMultipleChoicePreprocessor(PreprocessingLayer):
+    """(prompt, choices) -> one packed `[CLS] prompt [SEP] choice [SEP]` per
+    choice, shaped `(batch, num_choices, sequence_length)`.
+
+    Args:
+        tokenizer: `keras_bert.BertTokenizer`.
+        sequence_length: int. Packed length of each (prompt, choice) pair.
+        truncate: str. "longest_first" or "waterfall" (see `BertPacker`).
+
+    Inputs: `x = (prompts, choices)`, prompts `[batch]` strings and choices
+    `[batch, num_choices]` strings; `y` the index of the right choice.
+
+    Example:
+    >>> tokenizer = keras_bert.BertTokenizer(
+    ...     ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "he", "ran",
+    ...      "sat", "flew"])
+    >>> pre = BertMultipleChoicePreprocessor(tokenizer, sequence_length=6)
+    >>> x = pre((["He"], [["ran", "sat", "flew"]]))
+    >>> tuple(x["token_ids"].shape)
+    (1, 3, 6)
+    """
+
+    def __init__(self, tokenizer, sequence_length=128,
+                 truncate="longest_first", **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(tokenizer, BertTokenizer):
+            raise TypeError(
+                "`tokenizer` must be a keras_bert.BertTokenizer; got "
+                f"{type(tokenizer).__name__}."
+            )
+        self.tokenizer = tokenizer
+        self.sequence_length = sequence_length
+        self.truncate = truncate
+        self.packer = BertPacker.from_tokenizer(
+            tokenizer, sequence_length=sequence_length, truncate=truncate
+        )
+
+    @tf_preprocessing
+    def call(self, x, y=None, sample_weight=None):
+        if not isinstance(x, tuple) or len(x) != 2:
+            raise ValueError(
+                "BertMultipleChoicePreprocessor takes x = (prompts, choices)"
+                f"; got {type(x).__name__}."
+            )
+        prompts, choices = (tf.convert_to_tensor(part) for part in x)
+        if prompts.shape.rank != 1 or choices.shape.rank != 2:
+            raise ValueError(
+                "Expected prompts of shape [batch] and choices of shape "
+                f"[batch, num_choices]; got {prompts.shape} and "
+                f"{choices.shape}."
+            )
+        num_choices = tf.shape(choices)[1]
+        repeated = tf.repeat(prompts, num_choices)
+        packed = self.packer(
+            (self.tokenizer(repeated),
+             self.tokenizer(tf.reshape(choices, [-1])))
+        )
+        packed = {
+            key: tf.reshape(value, [-1, num_choices, self.sequence_length])
+            for key, value in packed.items()
+        }
+        return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "tokenizer": keras.saving.serialize_keras_object(
+                    self.tokenizer
+                ),
+                "sequence_length": self.sequence_length,
+                "truncate": self.truncate,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("tokenizer"), dict):
+            config["tokenizer"] = keras.saving.deserialize_keras_object(
+                config["tokenizer"]
+            )
+        return cls(**config)

@@ -1,0 +1,75 @@
+"""Feeds raw task input through a preprocessor in a `tf.data` pipeline.
+
+The task models call `preprocessed_dataset` from `fit`, `evaluate` and
+`predict` when they carry a preprocessor, so that strings, string pairs
+and word lists can be passed where tensors would otherwise go.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+DEFAULT_BATCH_SIZE = 32
+
+
+def _to_tensor(value):
+    """Python/NumPy data -> tensors; lists of unequal lists become ragged."""
+    if value is None or isinstance(value, (tf.Tensor, tf.RaggedTensor)):
+        return value
+    if isinstance(value, dict):
+        return {key: _to_tensor(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_to_tensor(item) for item in value)
+    if isinstance(value, (list, np.ndarray)) and len(value) and isinstance(
+        value[0], (list, tuple, np.ndarray)
+    ):
+        lengths = {len(item) for item in value}
+        if len(lengths) > 1:
+            return tf.ragged.constant([list(item) for item in value])
+    return tf.convert_to_tensor(value)
+
+
+def preprocessed_dataset(preprocessor, x, y=None, sample_weight=None,
+                         batch_size=None, shuffle=False):
+    """Returns a batched `tf.data.Dataset` of `preprocessor(x, y, sw)`.
+
+    Args:
+        preprocessor: a callable `(x, y=None, sample_weight=None)` that
+            returns `x` or `(x, y[, sample_weight])` for a batch.
+        x: raw input for one batch axis (a list of strings, a tuple of
+            two lists for pairs, a list of word lists, a dict of these),
+            or a `tf.data.Dataset` of already batched `x` or `(x, y[, sw])`.
+        y: labels, when `x` is not a dataset.
+        sample_weight: per-example weights, when `x` is not a dataset.
+        batch_size: int. Examples per batch (32 when None), when `x` is not
+            a dataset.
+        shuffle: bool. Reshuffle the examples each epoch, when `x` is not a
+            dataset.
+    """
+    if isinstance(x, tf.data.Dataset):
+        if y is not None or sample_weight is not None:
+            raise ValueError(
+                "Pass labels inside the tf.data.Dataset as (x, y) elements, "
+                "not as a separate `y`/`sample_weight`."
+            )
+        dataset = x
+    else:
+        if any(np.size(part) == 0 for part in keras.tree.flatten(x)) or not (
+            keras.tree.flatten(x)
+        ):
+            raise ValueError("No examples: the input `x` is empty.")
+        if y is None and sample_weight is not None:
+            raise ValueError("`sample_weight` needs labels `y`.")
+        # A tuple around `x` alone keeps a pair `(a, b)` one input.
+        data = (x,) if y is None else (x, y) if sample_weight is None else (
+            x, y, sample_weight)
+        data = tuple(_to_tensor(part) for part in data)
+        dataset = tf.data.Dataset.from_tensor_slices(data)
+        if shuffle:
+            dataset = dataset.shuffle(
+                int(dataset.cardinality()), reshuffle_each_iteration=True
+            )
+        dataset = dataset.ragged_batch(batch_size or DEFAULT_BATCH_SIZE)
+    return dataset.map(
+        lambda *data: preprocessor(*data), num_parallel_calls=tf.data.AUTOTUNE
+    ).prefetch(tf.data.AUTOTUNE)
