@@ -1,0 +1,15 @@
+"""Checkpoint loading, conversion, presets and export.
+
+Reads three directory layouts (Hugging Face, original Google TF, keras_bert
+presets), writes keras_bert presets and Hugging Face directories. See
+docs/checkpoints.md.
+"""
+
+from keras_bert.checkpoints.checkpoint_error import CheckpointError
+from keras_bert.checkpoints.checkpoint_files import detect_layout
+from keras_bert.checkpoints.loading import load_backbone
+from keras_bert.checkpoints.loading import load_checkpoint_weights
+from keras_bert.checkpoints.loading import load_preset_model
+from keras_bert.checkpoints.loading import load_task
+from keras_bert.checkpoints.saving import export_to_huggingface
+from keras_bert.checkpoints.saving import save_to_preset

@@ -1,0 +1,211 @@
+"""Building keras_bert models from checkpoint directories.
+
+`load_backbone` and `load_task` are what `BertBackbone.from_preset` and
+`Task.from_preset` call. A HF or Google directory is read into canonical
+tensors once, the model is built from its config, and all weights (encoder
+and any heads the task has) are checked and assigned in one pass.
+"""
+
+import collections
+import importlib
+import inspect
+import logging
+import os
+
+from keras_bert.checkpoints import checkpoint_files as files
+from keras_bert.checkpoints.checkpoint_error import CheckpointError
+from keras_bert.checkpoints.config_conversion import (
+    backbone_kwargs_from_bert_config,
+)
+from keras_bert.checkpoints.name_mapping import google_to_canonical_names
+from keras_bert.checkpoints.name_mapping import normalize_huggingface_names
+from keras_bert.checkpoints.weight_conversion import load_state_into_model
+
+logger = logging.getLogger("keras_bert.checkpoints")
+
+_Checkpoint = collections.namedtuple("_Checkpoint", "config state origins")
+
+
+def read_bert_checkpoint(path, load_weights=True, allow_pickle=False):
+    """Reads a HF or Google directory: backbone kwargs and named tensors.
+
+    Returns a namedtuple `(config, state, origins)`: `BertBackbone`
+    arguments, canonical name -> array (empty without `load_weights`), and
+    canonical name -> name in the file.
+    """
+    layout = files.detect_layout(path)
+    if layout == files.KERAS_BERT:
+        raise CheckpointError(
+            f"{path} is a keras_bert preset; load it with from_preset."
+        )
+    config_name = "config.json" if layout == files.HUGGINGFACE else (
+        "bert_config.json")
+    config_file = os.path.join(path, config_name)
+    config = backbone_kwargs_from_bert_config(
+        files.read_json(config_file), source=config_file
+    )
+    if not load_weights:
+        return _Checkpoint(config, {}, {})
+    if layout == files.HUGGINGFACE:
+        state, origins = normalize_huggingface_names(
+            files.read_huggingface_weights(path, allow_pickle=allow_pickle)
+        )
+    else:
+        state, origins = google_to_canonical_names(
+            files.read_google_checkpoint(path)
+        )
+    return _Checkpoint(config, state, origins)
+
+
+def _backbone_class():
+    from keras_bert.models.bert_backbone import BertBackbone
+
+    return BertBackbone
+
+
+def _split_kwargs(kwargs):
+    """Separates `BertBackbone` overrides from task constructor arguments."""
+    names = set(inspect.signature(_backbone_class().__init__).parameters)
+    names.discard("kwargs")
+    backbone_kwargs = {k: v for k, v in kwargs.items() if k in names}
+    task_kwargs = {k: v for k, v in kwargs.items() if k not in names}
+    return backbone_kwargs, task_kwargs
+
+
+def _preset_config(path):
+    config = files.read_json(os.path.join(path, "config.json"))
+    module = config.get("module") or ""
+    if module.startswith("keras_bert."):
+        # Importing the module registers the class for deserialization.
+        importlib.import_module(module)
+    return config
+
+
+def load_preset_model(path, load_weights=True, backbone_overrides=None,
+                      task_overrides=None):
+    """Rebuilds the model stored in a keras_bert preset directory.
+
+    Args:
+        path: str. A directory written by `save_to_preset`.
+        load_weights: bool. Load `model.weights.h5`.
+        backbone_overrides: dict. `BertBackbone` arguments to replace in
+            the stored config (e.g. `dtype`, `dropout`).
+        task_overrides: dict. Task arguments to replace (task presets).
+    """
+    import keras
+
+    config = _preset_config(path)
+    inner = config["config"]
+    is_task = isinstance(inner.get("backbone"), dict)
+    backbone_config = inner["backbone"]["config"] if is_task else inner
+    backbone_config.update(backbone_overrides or {})
+    if task_overrides:
+        if not is_task:
+            raise CheckpointError(
+                f"{path} holds a backbone; these arguments need a task: "
+                f"{sorted(task_overrides)}."
+            )
+        inner.update(task_overrides)
+    model = keras.saving.deserialize_keras_object(config)
+    if load_weights:
+        weights_file = os.path.join(path, "model.weights.h5")
+        if not os.path.isfile(weights_file):
+            raise CheckpointError(
+                f"{path} is a keras_bert preset without model.weights.h5. "
+                f"Found: {', '.join(sorted(os.listdir(path)))}. Pass "
+                "load_weights=False for the architecture only."
+            )
+        files.check_not_lfs_pointer(weights_file)
+        model.load_weights(weights_file)
+    return model
+
+
+def load_backbone(path, load_weights=True, allow_pickle=False, strict=True,
+                  **kwargs):
+    """A `BertBackbone` from a HF, Google or keras_bert directory.
+
+    Args:
+        path: str. The checkpoint directory (layout detected).
+        load_weights: bool. Load weights (True) or build from config only.
+        allow_pickle: bool. Permit PyTorch `.bin` weights (read with
+            `torch.load(weights_only=True)`); safetensors needs no opt-in.
+        strict: bool. Raise on missing/unexpected encoder keys.
+        **kwargs: `BertBackbone` arguments overriding the config.
+    """
+    if files.detect_layout(path) == files.KERAS_BERT:
+        model = load_preset_model(path, load_weights, backbone_overrides=kwargs)
+        return getattr(model, "backbone", model)
+    checkpoint = read_bert_checkpoint(path, load_weights, allow_pickle)
+    backbone = _backbone_class()(**{**checkpoint.config, **kwargs})
+    if load_weights:
+        load_state_into_model(backbone, checkpoint.state, checkpoint.origins,
+                              strict=strict, source=path)
+    return backbone
+
+
+def _accepts(cls, name):
+    return name in inspect.signature(cls.__init__).parameters
+
+
+def _infer_head_sizes(task_cls, task_kwargs, state):
+    """Takes `num_classes` from a stored classifier head unless given."""
+    head = state.get("classifier.weight")
+    if (head is None or "num_classes" in task_kwargs
+            or not _accepts(task_cls, "num_classes")):
+        return task_kwargs
+    return {**task_kwargs, "num_classes": int(head.shape[0])}
+
+
+def load_task(task_cls, path, load_weights=True, allow_pickle=False,
+              strict=True, **kwargs):
+    """A task model on a backbone loaded from `path`, with its heads.
+
+    Heads the task has (by layer name: `mlm_head`, `nsp_head`,
+    `classifier_head`, `token_classifier_head`, `qa_head`) are loaded when
+    the checkpoint holds them, else they keep their initialization and a
+    note is logged. For a keras_bert preset of the same task class, the
+    whole stored model is rebuilt.
+
+    Args:
+        task_cls: the task class, e.g. `keras_bert.BertPretrainer`.
+        path: str. The checkpoint directory.
+        load_weights, allow_pickle, strict: as in `load_backbone`.
+        **kwargs: `BertBackbone` overrides and task constructor arguments
+            (told apart by the `BertBackbone` signature).
+    """
+    backbone_kwargs, task_kwargs = _split_kwargs(kwargs)
+    if files.detect_layout(path) == files.KERAS_BERT:
+        import keras
+
+        config = _preset_config(path)
+        saved_cls = keras.saving.get_registered_object(
+            config.get("registered_name") or "")
+        if isinstance(saved_cls, type) and issubclass(saved_cls, task_cls):
+            return load_preset_model(path, load_weights, backbone_kwargs,
+                                     task_kwargs)
+        backbone = load_backbone(path, load_weights, **backbone_kwargs)
+        logger.info("%s holds a %s; the %s heads start from their "
+                    "initialization.", path, config.get("class_name"),
+                    task_cls.__name__)
+        return task_cls(backbone=backbone, **task_kwargs)
+
+    checkpoint = read_bert_checkpoint(path, load_weights, allow_pickle)
+    backbone = _backbone_class()(**{**checkpoint.config, **backbone_kwargs})
+    task_kwargs = _infer_head_sizes(task_cls, task_kwargs, checkpoint.state)
+    task = task_cls(backbone=backbone, **task_kwargs)
+    if load_weights:
+        load_state_into_model(task, checkpoint.state, checkpoint.origins,
+                              strict=strict, source=path)
+    return task
+
+
+def load_checkpoint_weights(model, path, allow_pickle=False, strict=True):
+    """Loads a HF / Google checkpoint's weights into an existing model.
+
+    The model's architecture must match the checkpoint; on any error
+    (missing keys when strict, a shape mismatch) no weight is changed.
+    Returns the report of `load_state_into_model`.
+    """
+    checkpoint = read_bert_checkpoint(path, True, allow_pickle)
+    return load_state_into_model(model, checkpoint.state, checkpoint.origins,
+                                 strict=strict, source=path)

@@ -1,0 +1,171 @@
+"""Writing keras_bert presets and Hugging Face directories, atomically.
+
+Both writers fill a temporary directory next to the target and rename it
+into place at the end, so an interrupted or failed write leaves any
+previous version of the target intact.
+"""
+
+import contextlib
+import datetime
+import json
+import os
+import shutil
+import tempfile
+
+from keras_bert.checkpoints.checkpoint_error import CheckpointError
+from keras_bert.checkpoints.config_conversion import bert_config_from_backbone
+from keras_bert.checkpoints.weight_conversion import find_layer
+from keras_bert.checkpoints.weight_conversion import model_to_huggingface_state
+
+
+@contextlib.contextmanager
+def atomic_directory(target):
+    """Yields a temporary directory that replaces `target` on success.
+
+    An existing target is replaced only when it is empty or holds a
+    checkpoint (a `config.json`), so a wrong path cannot wipe unrelated
+    files.
+    """
+    target = os.path.abspath(target)
+    if os.path.exists(target):
+        if not os.path.isdir(target):
+            raise CheckpointError(f"{target} exists and is not a directory.")
+        existing = os.listdir(target)
+        if existing and "config.json" not in existing:
+            raise CheckpointError(
+                f"Refusing to replace {target}: it holds files that are not "
+                f"a checkpoint ({', '.join(sorted(existing)[:10])}). Choose a "
+                "new or empty directory."
+            )
+    parent, name = os.path.split(target)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=parent)
+    try:
+        yield staging
+        os.chmod(staging, 0o755)
+        if os.path.exists(target):
+            retired = tempfile.mkdtemp(prefix=f".{name}.old-", dir=parent)
+            os.rmdir(retired)
+            os.rename(target, retired)
+            try:
+                os.rename(staging, target)
+            except OSError:
+                os.rename(retired, target)
+                raise
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            os.rename(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _write_json(filename, data):
+    with open(filename, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+
+
+def _tokenizer_of(model, tokenizer):
+    if tokenizer is not None:
+        return tokenizer
+    return getattr(getattr(model, "preprocessor", None), "tokenizer", None)
+
+
+def save_to_preset(model, preset_dir, tokenizer=None):
+    """Writes a keras_bert preset: the model, its weights and vocabulary.
+
+    Files: `config.json` (the Keras serialized model), `model.weights.h5`,
+    `metadata.json` (keras_bert and Keras versions, parameter count, date)
+    and, when there is a tokenizer, whatever its `save_to_preset` writes
+    (`vocab.txt`, `tokenizer_config.json`).
+
+    Args:
+        model: a `BertBackbone` or a task model.
+        preset_dir: str. Target directory (replaced atomically).
+        tokenizer: optional `BertTokenizer`; by default the one of the
+            model's preprocessor, if any.
+    """
+    import keras
+
+    from keras_bert.version import __version__
+
+    tokenizer = _tokenizer_of(model, tokenizer)
+    with atomic_directory(preset_dir) as staging:
+        _write_json(os.path.join(staging, "config.json"),
+                    keras.saving.serialize_keras_object(model))
+        model.save_weights(os.path.join(staging, "model.weights.h5"))
+        if tokenizer is not None:
+            tokenizer.save_to_preset(staging)
+        _write_json(os.path.join(staging, "metadata.json"), {
+            "keras_bert_version": __version__,
+            "keras_version": keras.__version__,
+            "saved_with_backend": keras.config.backend(),
+            "class_name": type(model).__name__,
+            "parameter_count": int(model.count_params()),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                timespec="seconds"),
+        })
+
+
+def _huggingface_architecture(model):
+    """(transformers class, keep pooler, extra config) for a model."""
+    if getattr(model, "backbone", model) is model:
+        return "BertModel", True, {}
+    if find_layer(model, "mlm_head") is not None:
+        if find_layer(model, "nsp_head") is not None:
+            return "BertForPreTraining", True, {}
+        return "BertForMaskedLM", False, {}
+    if type(model).__name__ == "BertMultipleChoice":
+        # Its Dense(1) "classifier_head" scores each choice, as in HF.
+        return "BertForMultipleChoice", True, {}
+    heads = (
+        # layer name, transformers class, whether that class has a pooler
+        ("qa_head", "BertForQuestionAnswering", False),
+        ("token_classifier_head", "BertForTokenClassification", False),
+        ("classifier_head", "BertForSequenceClassification", True),
+    )
+    for layer_name, architecture, pooler in heads:
+        layer = find_layer(model, layer_name)
+        if layer is not None:
+            labels = range(layer.units)
+            return architecture, pooler, {
+                "id2label": {str(i): f"LABEL_{i}" for i in labels},
+                "label2id": {f"LABEL_{i}": i for i in labels},
+            }
+    raise CheckpointError(
+        f"{type(model).__name__} has no Hugging Face BERT equivalent "
+        "(no mlm_head, classifier_head, token_classifier_head or qa_head); "
+        "export its backbone instead."
+    )
+
+
+def export_to_huggingface(model, hf_dir, tokenizer=None):
+    """Writes a directory `transformers` loads with `from_pretrained`.
+
+    Files: `config.json`, `model.safetensors` and, when there is a
+    tokenizer, `vocab.txt` + `tokenizer_config.json`. A backbone becomes a
+    `BertModel`; a `BertPretrainer` a `BertForPreTraining` (MLM decoder tied
+    to the word embeddings, as in transformers); task models the matching
+    `BertFor...` class.
+
+    Args:
+        model: a `BertBackbone` or a task model.
+        hf_dir: str. Target directory (replaced atomically).
+        tokenizer: optional `BertTokenizer`; by default the one of the
+            model's preprocessor, if any.
+    """
+    from safetensors.numpy import save_file
+
+    architecture, include_pooler, extra = _huggingface_architecture(model)
+    config = bert_config_from_backbone(
+        getattr(model, "backbone", model), architecture, extra
+    )
+    state = model_to_huggingface_state(model, include_pooler=include_pooler)
+    tokenizer = _tokenizer_of(model, tokenizer)
+    with atomic_directory(hf_dir) as staging:
+        _write_json(os.path.join(staging, "config.json"), config)
+        # transformers requires the "format" metadata on safetensors files.
+        save_file(state, os.path.join(staging, "model.safetensors"),
+                  metadata={"format": "pt"})
+        if tokenizer is not None:
+            tokenizer.save_to_preset(staging)
