@@ -88,6 +88,79 @@ class BertPretrainer(Task):
         self.mlm_head = mlm_head
         self.nsp_head = nsp_head
 
+    def compile(
+        self,
+        optimizer="auto",
+        loss="auto",
+        weighted_metrics="auto",
+        *,
+        total_steps=None,
+        learning_rate=1e-4,
+        **kwargs,
+    ):
+        """Configures pretraining with the paper's recipe by default.
+
+        Loss = L_MLM + L_NSP. L_MLM is the cross-entropy averaged over the
+        selected positions only: the dataset passes `mask_weights` as the
+        `mlm_logits` sample weight (1 for a real prediction, 0 for padding)
+        and the loss divides by their sum. Logged: `loss`, each head's
+        loss (`mlm_logits_loss`, `nsp_logits_loss`) and accuracy
+        (`mlm_logits_accuracy` over the masked tokens only,
+        `nsp_logits_accuracy`).
+
+        Args:
+            optimizer: "auto" for `create_optimizer(total_steps,
+                learning_rate)`: AdamW, weight decay 0.01 except LayerNorm
+                and biases, linear warmup (1% of the run) then linear decay,
+                gradient clipped to global norm 1.0. Or any Keras optimizer
+                (e.g. `create_optimizer(..., optimizer="lamb")`).
+            loss: "auto" for the losses above, or Keras losses keyed by
+                output name.
+            weighted_metrics: "auto" for the two accuracies, or Keras
+                metrics keyed by output name.
+            total_steps: int or None. Length of the run, to scale the
+                schedule; None uses the paper's 1,000,000 steps.
+            learning_rate: float. Peak learning rate for "auto".
+            **kwargs: passed to `keras.Model.compile` (e.g. `jit_compile`).
+        """
+        from keras_bert.training.optimizers import create_optimizer
+
+        if optimizer == "auto":
+            optimizer = create_optimizer(
+                total_steps=total_steps or 1_000_000,
+                learning_rate=learning_rate,
+            )
+        if loss == "auto":
+            loss = {
+                # Sum over masked positions / sum of mask_weights: the mean
+                # over real predictions, whatever the padding.
+                "mlm_logits": keras.losses.SparseCategoricalCrossentropy(
+                    from_logits=True, reduction="mean_with_sample_weight"
+                )
+            }
+            if self.next_sentence_prediction:
+                loss["nsp_logits"] = (
+                    keras.losses.SparseCategoricalCrossentropy(
+                        from_logits=True
+                    )
+                )
+        if weighted_metrics == "auto":
+            weighted_metrics = {
+                "mlm_logits": [
+                    keras.metrics.SparseCategoricalAccuracy("accuracy")
+                ]
+            }
+            if self.next_sentence_prediction:
+                weighted_metrics["nsp_logits"] = [
+                    keras.metrics.SparseCategoricalAccuracy("accuracy")
+                ]
+        super().compile(
+            optimizer=optimizer,
+            loss=loss,
+            weighted_metrics=weighted_metrics,
+            **kwargs,
+        )
+
     def get_config(self):
         config = super().get_config()
         config["next_sentence_prediction"] = self.next_sentence_prediction

@@ -1,0 +1,15 @@
+"""Evaluation scores for the fine-tuning tasks (plain NumPy/Python).
+
+SQuAD v1.1 exact match/F1 with the official normalization, entity-level
+F1 for IOB1/IOB2 tagging, accuracy/F1 for classification and
+correlations for regression.
+"""
+
+from keras_bert.metrics.classification import classification_scores
+from keras_bert.metrics.classification import regression_scores
+from keras_bert.metrics.entity_f1 import entity_scores
+from keras_bert.metrics.entity_f1 import get_entities
+from keras_bert.metrics.squad import exact_match_score
+from keras_bert.metrics.squad import f1_score
+from keras_bert.metrics.squad import normalize_answer
+from keras_bert.metrics.squad import squad_scores

@@ -1,0 +1,89 @@
+import keras
+
+from keras_bert.models.finetuning_task import FinetuningTask
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertClassifier(FinetuningTask):
+    """Sentence or sentence-pair classification (or regression) with BERT.
+
+    A linear head on the pooled [CLS] output, after dropout, as in the
+    paper's GLUE setup. Pairs are packed as `[CLS] A [SEP] B [SEP]` by the
+    preprocessor. `num_classes=1` makes a regressor (STS-B style): one
+    output per example and a mean-squared-error loss.
+
+    Inputs: the backbone's dict (`token_ids`, `segment_ids`,
+    `padding_mask`), or raw strings / `(first, second)` string pairs when a
+    `preprocessor` is attached. Output: logits `(batch, num_classes)`.
+
+    Args:
+        backbone: `keras_bert.BertBackbone`.
+        num_classes: int. Number of classes; 1 for regression.
+        dropout: float. Dropout on the pooled output before the head.
+        preprocessor: optional `keras_bert.BertPreprocessor` (strings in,
+            packed tensors out), used by `fit`/`evaluate`/`predict`.
+
+    Example:
+    >>> import numpy as np
+    >>> backbone = keras_bert.BertBackbone(vocabulary_size=100, num_layers=2,
+    ...     num_heads=2, hidden_dim=16, intermediate_dim=32)
+    >>> model = BertClassifier(backbone, num_classes=3)
+    >>> logits = model({"token_ids": np.array([[2, 8, 9, 3]]),
+    ...                 "segment_ids": np.zeros((1, 4), "int32"),
+    ...                 "padding_mask": np.ones((1, 4), "int32")})
+    >>> tuple(logits.shape)
+    (1, 3)
+    """
+
+    def __init__(self, backbone, num_classes, dropout=0.1, preprocessor=None,
+                 **kwargs):
+        if num_classes < 1:
+            raise ValueError(
+                f"BertClassifier: num_classes must be >= 1 (1 for "
+                f"regression), got {num_classes}."
+            )
+        # === Layers ===
+        head_dropout = keras.layers.Dropout(
+            dropout, dtype=backbone.dtype_policy, name="classifier_dropout"
+        )
+        head = keras.layers.Dense(
+            num_classes,
+            kernel_initializer=keras.initializers.TruncatedNormal(
+                stddev=backbone.initializer_range
+            ),
+            dtype=backbone.dtype_policy,
+            name="classifier_head",
+        )
+        # === Functional model ===
+        inputs = backbone.input
+        pooled = backbone(inputs)["pooled_output"]
+        # Logits in float32 so the loss is stable under mixed precision.
+        outputs = keras.layers.Activation(
+            "linear", dtype="float32", name="logits"
+        )(head(head_dropout(pooled)))
+        super().__init__(
+            inputs=inputs,
+            outputs=outputs,
+            backbone=backbone,
+            preprocessor=preprocessor,
+            **kwargs,
+        )
+        # === Config ===
+        self.num_classes = num_classes
+        self.dropout = dropout
+        self.classifier_head = head
+
+    def default_loss(self):
+        if self.num_classes == 1:
+            return keras.losses.MeanSquaredError()
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def default_metrics(self):
+        if self.num_classes == 1:
+            return [keras.metrics.MeanAbsoluteError(name="mae")]
+        return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(num_classes=self.num_classes, dropout=self.dropout)
+        return config

@@ -1,0 +1,118 @@
+import keras
+import numpy as np
+
+from keras_bert.models.finetuning_task import FinetuningTask
+
+# Label id of positions left out of the loss and metrics: special tokens,
+# padding and every WordPiece of a word but its first.
+IGNORE_LABEL = -100
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertTokenClassifier(FinetuningTask):
+    """Token tagging (e.g. named entities) with a per-token linear head.
+
+    Words are labelled on their first WordPiece only, the paper's choice;
+    the other positions carry the label `-100` and are left out of the
+    loss (and, through the preprocessor's sample weights, the metrics).
+    `predict_words` maps the token predictions back to one label per word.
+
+    Inputs: the backbone's dict, or lists of words when a
+    `BertTokenClassifierPreprocessor` is attached. Output: logits
+    `(batch, sequence_length, num_classes)`.
+
+    Args:
+        backbone: `keras_bert.BertBackbone`.
+        num_classes: int. Number of tags.
+        dropout: float. Dropout on the sequence output before the head.
+        preprocessor: optional
+            `keras_bert.preprocessing.tasks.BertTokenClassifierPreprocessor`.
+
+    Example:
+    >>> import numpy as np
+    >>> backbone = keras_bert.BertBackbone(vocabulary_size=100, num_layers=2,
+    ...     num_heads=2, hidden_dim=16, intermediate_dim=32)
+    >>> model = BertTokenClassifier(backbone, num_classes=9)
+    >>> logits = model({"token_ids": np.array([[2, 8, 9, 3]]),
+    ...                 "segment_ids": np.zeros((1, 4), "int32"),
+    ...                 "padding_mask": np.ones((1, 4), "int32")})
+    >>> tuple(logits.shape)
+    (1, 4, 9)
+    """
+
+    def __init__(self, backbone, num_classes, dropout=0.1, preprocessor=None,
+                 **kwargs):
+        if num_classes < 2:
+            raise ValueError(
+                f"BertTokenClassifier: num_classes must be >= 2, got "
+                f"{num_classes}."
+            )
+        # === Layers ===
+        head_dropout = keras.layers.Dropout(
+            dropout, dtype=backbone.dtype_policy, name="token_classifier_dropout"
+        )
+        head = keras.layers.Dense(
+            num_classes,
+            kernel_initializer=keras.initializers.TruncatedNormal(
+                stddev=backbone.initializer_range
+            ),
+            dtype=backbone.dtype_policy,
+            name="token_classifier_head",
+        )
+        # === Functional model ===
+        inputs = backbone.input
+        sequence = backbone(inputs)["sequence_output"]
+        outputs = keras.layers.Activation(
+            "linear", dtype="float32", name="logits"
+        )(head(head_dropout(sequence)))
+        super().__init__(
+            inputs=inputs,
+            outputs=outputs,
+            backbone=backbone,
+            preprocessor=preprocessor,
+            **kwargs,
+        )
+        # === Config ===
+        self.num_classes = num_classes
+        self.dropout = dropout
+        self.token_classifier_head = head
+
+    def default_loss(self):
+        # `ignore_class` averages over the labelled positions only.
+        return keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, ignore_class=IGNORE_LABEL
+        )
+
+    def default_weighted_metrics(self):
+        return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+
+    def predict_words(self, words, batch_size=None, **kwargs):
+        """One predicted label id per word, for lists of words.
+
+        Words cut off by the sequence length (or that tokenize to nothing)
+        get label 0, which should be the "outside" tag (e.g. "O").
+
+        Args:
+            words: list of word lists (one per sentence).
+            batch_size: int. Sentences per batch.
+
+        Returns:
+            list of lists of int label ids, each as long as its sentence.
+        """
+        if self.preprocessor is None:
+            raise ValueError(
+                "predict_words needs a preprocessor; build the model with "
+                "preprocessor=BertTokenClassifierPreprocessor(...)."
+            )
+        logits = self.predict(words, batch_size=batch_size, **kwargs)
+        token_labels = np.argmax(logits, axis=-1)
+        positions = self.preprocessor.first_token_positions(words)
+        return [
+            [int(token_labels[i, p]) if p >= 0 else 0 for p in sentence]
+            for i, sentence in enumerate(positions)
+        ]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(num_classes=self.num_classes, dropout=self.dropout)
+        return config
