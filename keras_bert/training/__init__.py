@@ -1,0 +1,36 @@
+"""Pretraining: optimizer and schedule, data pipeline, callbacks, evaluation.
+
+Names are imported on first use: `keras_bert.models` needs the optimizer
+(keras only) without loading the TensorFlow data pipeline.
+"""
+
+import importlib
+
+_EXPORTS = {
+    "WarmupLinearDecay": "warmup_linear_decay",
+    "create_optimizer": "optimizers",
+    "TextCorpus": "text_corpus",
+    "python_docs_documents": "python_docs_corpus",
+    "write_sentences_file": "python_docs_corpus",
+    "pair_dataset": "pretraining_data",
+    "batch_pairs": "pretraining_data",
+    "tokenize_documents": "pretraining_data",
+    "write_pair_shards": "pair_shards",
+    "read_pair_shards": "pair_shards",
+    "PretrainingCheckpoint": "pretraining_checkpoint",
+    "PretrainingLogger": "pretraining_logger",
+    "plot_loss_curves": "loss_curves",
+    "unigram_counts": "pretraining_evaluation",
+    "evaluate_pretraining": "pretraining_evaluation",
+    "fill_mask": "fill_mask",
+    "PretrainingJob": "pretraining_job",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{_EXPORTS[name]}")
+    return getattr(module, name)

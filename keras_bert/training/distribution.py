@@ -1,0 +1,468 @@
+"""Data- and model-parallel training on the engines Keras already runs on.
+
+`configure_distribution` picks the engine for the running backend; keras_bert
+adds no gradient exchange of its own:
+
+| backend    | data_parallel                          | model_parallel        |
+|------------|----------------------------------------|-----------------------|
+| jax        | `keras.distribution.DataParallel`      | `keras.distribution.ModelParallel` with `bert_layout_map` |
+| tensorflow | `tf.distribute.MirroredStrategy`; `MultiWorkerMirroredStrategy` when `TF_CONFIG` lists several workers; `TPUStrategy` with `tpu=` | not available |
+| torch      | not available in `model.fit`           | not available         |
+
+Use the engine's scope around building, compiling and fitting, and feed
+batches of the global size (per-replica batch x replicas); the optimizer
+counts global steps, so learning-rate schedules are written in global steps:
+
+    engine = configure_distribution("data_parallel")
+    with distribution_scope(engine):
+        model = keras_bert.BertPretrainer(backbone)   # built in the scope
+        model.compile(...)
+        model.fit(distribute_dataset(examples, engine, 32), steps_per_epoch=n)
+"""
+
+import argparse
+import contextlib
+import json
+import os
+
+import keras
+
+from keras_bert.training.layout_map import DATA_AXIS
+from keras_bert.training.layout_map import MODEL_AXIS
+from keras_bert.training.layout_map import bert_layout_map
+
+DATA_PARALLEL = "data_parallel"
+MODEL_PARALLEL = "model_parallel"
+KINDS = (DATA_PARALLEL, MODEL_PARALLEL)
+
+# Set by whoever launches a multi-process JAX job (see `keras.distribution.
+# initialize`); their presence means "join the cluster".
+_JAX_CLUSTER_VARIABLES = (
+    "KERAS_DISTRIBUTION_JOB_ADDRESSES",
+    "KERAS_DISTRIBUTION_NUM_PROCESSES",
+)
+
+_TORCH_UNSUPPORTED = (
+    "Keras 3 has no distribution engine for the torch backend: "
+    "keras.distribution (DataParallel/ModelParallel) is JAX-only and "
+    "tf.distribute is TensorFlow-only, so model.fit runs on one device. For "
+    "multi-GPU data parallelism on torch, wrap the model in "
+    "torch.nn.parallel.DistributedDataParallel in your own training loop "
+    "(https://keras.io/guides/distributed_training_with_torch/), or run "
+    "keras_bert with KERAS_BACKEND=jax (data and model parallel) or "
+    "KERAS_BACKEND=tensorflow (data parallel)."
+)
+
+
+def configure_distribution(
+    kind=None,
+    mesh_shape=None,
+    backend=None,
+    devices=None,
+    multi_host=None,
+    tpu=None,
+):
+    """Returns the distribution engine for `kind` on the running backend.
+
+    Call it before building the model (and, for multi-host JAX, before any
+    JAX computation), then build, compile and fit inside
+    `distribution_scope(engine)`.
+
+    Args:
+        kind: None (one device), "data_parallel" (replicated weights, the
+            batch split over devices) or "model_parallel" (JAX only:
+            weights split by `bert_layout_map` over the mesh's model axis,
+            the batch over its data axis).
+        mesh_shape: tuple of ints. `(data,)` for data parallel (default:
+            all devices); `(data, model)` for model parallel (default:
+            `(1, all devices)`). The product must equal the device count.
+        backend: str or None. Must match the running Keras backend; None
+            means the running one.
+        devices: optional list of device names (JAX, e.g. "gpu:0") or TF
+            device strings to use instead of all visible ones.
+        multi_host: bool or None. JAX: join a multi-process cluster through
+            `keras.distribution.initialize()` (which reads the
+            `KERAS_DISTRIBUTION_*` variables, or detects Cloud TPU pods and
+            SLURM). None joins only when those variables are set. On
+            TensorFlow the cluster comes from `TF_CONFIG`.
+        tpu: str or None. TensorFlow: TPU name or address ("local" on a TPU
+            VM); selects `TPUStrategy`.
+
+    Returns:
+        None for `kind=None`; a `keras.distribution.Distribution` on JAX; a
+        `tf.distribute.Strategy` on TensorFlow.
+
+    Example:
+    >>> configure_distribution(None) is None
+    True
+    """
+    running = keras.config.backend()
+    backend = backend or running
+    if backend != running:
+        raise ValueError(
+            f"Asked for a {backend!r} distribution but Keras runs on "
+            f"{running!r}. Set KERAS_BACKEND={backend} before importing "
+            "keras, or drop the backend argument."
+        )
+    if kind is None:
+        if mesh_shape is not None:
+            raise ValueError(
+                f"mesh_shape={tuple(mesh_shape)} was given without a "
+                "distribution kind. Pass kind='data_parallel' or "
+                "'model_parallel' (--distribution on the command line)."
+            )
+        return None
+    if kind not in KINDS:
+        raise ValueError(
+            f"Unknown distribution kind {kind!r}. Use one of {KINDS} or None."
+        )
+    mesh_shape = _check_mesh_shape(kind, mesh_shape)
+    if backend == "jax":
+        return _jax_distribution(kind, mesh_shape, devices, multi_host, tpu)
+    if backend == "tensorflow":
+        return _tf_strategy(kind, mesh_shape, devices, multi_host, tpu)
+    if backend == "torch":
+        raise ValueError(f"--distribution {kind}: {_TORCH_UNSUPPORTED}")
+    raise ValueError(
+        f"No distribution engine for the {backend!r} backend. Use "
+        "KERAS_BACKEND=jax or tensorflow."
+    )
+
+
+def distribution_scope(engine):
+    """The engine's scope, or a no-op context for single-device runs."""
+    return contextlib.nullcontext() if engine is None else engine.scope()
+
+
+def num_replicas(engine):
+    """Model replicas that each take a slice of the global batch."""
+    if engine is None:
+        return 1
+    if hasattr(engine, "num_replicas_in_sync"):  # tf.distribute.Strategy
+        return engine.num_replicas_in_sync
+    # keras.distribution: the size of the mesh's data axis.
+    return engine.num_model_replicas
+
+
+def global_batch_size(per_replica_batch_size, engine):
+    """`per_replica_batch_size` x replicas: what one optimizer step sees."""
+    return per_replica_batch_size * num_replicas(engine)
+
+
+def distribute_dataset(dataset, engine, per_replica_batch_size=None):
+    """Prepares a `tf.data` pipeline for `model.fit` under `engine`.
+
+    The result yields global batches (per-replica batch x replicas) with a
+    static batch size; `fit` then splits each one: over the local devices,
+    and on several workers or processes, across them (each keeps its part,
+    TensorFlow by `AutoShardPolicy.DATA`, JAX by rebatch + shard). So every
+    worker must produce the same stream: shuffle with a fixed seed.
+
+    Args:
+        dataset: `tf.data.Dataset` of single examples when
+            `per_replica_batch_size` is given, otherwise already batched
+            with `drop_remainder=True` at a size divisible by the replicas.
+        engine: what `configure_distribution` returned (None: one device).
+        per_replica_batch_size: int or None. Batch per replica.
+
+    Returns:
+        The `tf.data.Dataset` to pass to `fit`.
+    """
+    import tensorflow as tf
+
+    replicas = num_replicas(engine)
+    if per_replica_batch_size is not None:
+        dataset = dataset.batch(
+            per_replica_batch_size * replicas, drop_remainder=True
+        )
+    else:
+        batch = _static_batch_size(dataset)
+        if batch is None or batch % replicas:
+            raise ValueError(
+                f"The dataset's batch size is {batch}; distributing it over "
+                f"{replicas} replicas needs a static size divisible by "
+                f"{replicas}. Batch with .batch(n, drop_remainder=True) or "
+                "pass per_replica_batch_size= with unbatched examples."
+            )
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = (
+        tf.data.experimental.AutoShardPolicy.DATA
+    )
+    return dataset.with_options(options)
+
+
+def is_chief(engine=None):
+    """True on the one process that should write checkpoints and logs."""
+    if keras.config.backend() == "jax":
+        import jax
+
+        return jax.process_index() == 0
+    resolver = getattr(engine, "cluster_resolver", None)
+    if resolver is None or not resolver.task_type:
+        return True
+    has_chief = "chief" in resolver.cluster_spec().as_dict()
+    return resolver.task_type == "chief" or (
+        not has_chief and resolver.task_type == "worker"
+        and resolver.task_id == 0
+    )
+
+
+def use_virtual_cpu_devices(count):
+    """Splits the host CPU into `count` devices to rehearse a distributed run.
+
+    Every device shares the same cores, so this checks correctness and
+    overhead, not speed. Call it first thing: JAX and TensorFlow fix their
+    device list when they start computing.
+    """
+    backend = keras.config.backend()
+    # Both raise RuntimeError once started; counting devices before that
+    # would itself start JAX, too early for `jax.distributed`.
+    if backend == "jax":
+        import jax
+
+        try:
+            jax.config.update("jax_num_cpu_devices", count)
+            found = count
+        except RuntimeError:
+            found = len(jax.devices("cpu"))
+    elif backend == "tensorflow":
+        import tensorflow as tf
+
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        try:
+            tf.config.set_logical_device_configuration(
+                cpu, [tf.config.LogicalDeviceConfiguration()] * count
+            )
+            found = count
+        except RuntimeError:
+            found = len(tf.config.list_logical_devices("CPU"))
+    else:
+        raise ValueError(
+            f"Virtual CPU devices need KERAS_BACKEND=jax or tensorflow, not "
+            f"{backend!r}. {_TORCH_UNSUPPORTED}"
+        )
+    if found != count:
+        raise RuntimeError(
+            f"{backend} already started with {found} CPU device(s), so "
+            f"{count} virtual devices cannot be made. Call "
+            "use_virtual_cpu_devices before any computation."
+        )
+
+
+def parse_mesh_shape(text):
+    """argparse type for `--mesh-shape`: "8" -> (8,), "2,4" -> (2, 4)."""
+    try:
+        shape = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        shape = ()
+    if not shape or len(shape) > 2 or min(shape) < 1:
+        raise argparse.ArgumentTypeError(
+            f"--mesh-shape {text!r}: expected DATA or DATA,MODEL positive "
+            "integers, e.g. 8 or 2,4."
+        )
+    return shape
+
+
+def add_distribution_arguments(parser):
+    """Adds --distribution, --mesh-shape, --multi-host and --tpu to a parser."""
+    group = parser.add_argument_group(
+        "distribution", "Train over several devices or hosts "
+        "(docs/distributed.md)."
+    )
+    group.add_argument(
+        "--distribution", choices=KINDS, default=None,
+        help="data_parallel: replicate the model, split the batch (JAX, "
+        "TensorFlow). model_parallel: also split the weights over the "
+        "mesh's model axis (JAX). Default: one device.",
+    )
+    group.add_argument(
+        "--mesh-shape", type=parse_mesh_shape, default=None,
+        metavar="DATA[,MODEL]",
+        help="Devices along the data and model axes, e.g. 2,4 on 8 devices. "
+        "Default: all devices on the data axis (data_parallel) or on the "
+        "model axis (model_parallel).",
+    )
+    group.add_argument(
+        "--multi-host", action="store_true",
+        help="JAX: join a multi-process cluster (jax.distributed; detects "
+        "TPU pods and SLURM, or reads KERAS_DISTRIBUTION_JOB_ADDRESSES, "
+        "KERAS_DISTRIBUTION_NUM_PROCESSES, KERAS_DISTRIBUTION_PROCESS_ID). "
+        "TensorFlow reads TF_CONFIG instead.",
+    )
+    group.add_argument(
+        "--tpu", default=None,
+        help="TensorFlow: TPU name or address ('local' on a TPU VM).",
+    )
+    return parser
+
+
+def distribution_from_args(args):
+    """The engine for parsed `add_distribution_arguments` flags (or None)."""
+    return configure_distribution(
+        kind=args.distribution,
+        mesh_shape=args.mesh_shape,
+        multi_host=True if args.multi_host else None,
+        tpu=args.tpu,
+    )
+
+
+def _check_mesh_shape(kind, mesh_shape):
+    if mesh_shape is None:
+        return None
+    mesh_shape = tuple(int(size) for size in mesh_shape)
+    if kind == DATA_PARALLEL:
+        if len(mesh_shape) == 2 and mesh_shape[1] == 1:
+            mesh_shape = mesh_shape[:1]
+        if len(mesh_shape) != 1:
+            raise ValueError(
+                f"data_parallel replicates the model, so its mesh has one "
+                f"axis; got mesh_shape={mesh_shape}. Pass ({mesh_shape[0]},) "
+                "or use model_parallel to split weights over the second axis."
+            )
+    elif len(mesh_shape) != 2:
+        raise ValueError(
+            f"model_parallel needs mesh_shape=(data, model); got {mesh_shape}."
+        )
+    return mesh_shape
+
+
+def _check_device_count(mesh_shape, devices, backend):
+    needed = 1
+    for size in mesh_shape:
+        needed *= size
+    if needed != len(devices):
+        shape = "x".join(str(size) for size in mesh_shape)
+        raise ValueError(
+            f"A {shape} mesh needs {needed} devices but {backend} has "
+            f"{len(devices)}: {list(devices)}. Change --mesh-shape, or on a "
+            "CPU-only machine make virtual devices "
+            "(keras_bert.training.distribution.use_virtual_cpu_devices)."
+        )
+
+
+def _jax_distribution(kind, mesh_shape, devices, multi_host, tpu):
+    import jax
+
+    if tpu is not None:
+        raise ValueError(
+            "tpu= selects TensorFlow's TPUStrategy. JAX finds TPU devices by "
+            "itself: drop --tpu (add --multi-host on a TPU pod slice)."
+        )
+    if multi_host is None:
+        multi_host = any(name in os.environ for name in _JAX_CLUSTER_VARIABLES)
+    if multi_host and not jax.distributed.is_initialized():
+        keras.distribution.initialize()
+    devices = list(devices or keras.distribution.list_devices())
+    if kind == DATA_PARALLEL:
+        mesh_shape = mesh_shape or (len(devices),)
+        _check_device_count(mesh_shape, devices, "JAX")
+        mesh = keras.distribution.DeviceMesh(mesh_shape, (DATA_AXIS,), devices)
+        return keras.distribution.DataParallel(device_mesh=mesh)
+    mesh_shape = mesh_shape or (1, len(devices))
+    _check_device_count(mesh_shape, devices, "JAX")
+    mesh = keras.distribution.DeviceMesh(
+        mesh_shape, (DATA_AXIS, MODEL_AXIS), devices
+    )
+    return keras.distribution.ModelParallel(
+        layout_map=bert_layout_map(mesh), batch_dim_name=DATA_AXIS
+    )
+
+
+def _tf_strategy(kind, mesh_shape, devices, multi_host, tpu):
+    import tensorflow as tf
+
+    if kind == MODEL_PARALLEL:
+        raise ValueError(
+            "model_parallel (weights split over devices) is not available on "
+            "TensorFlow: Keras 3 shards weights only through "
+            "keras.distribution on JAX. Run with KERAS_BACKEND=jax, or use "
+            "--distribution data_parallel."
+        )
+    workers = _tf_config_workers()
+    if tpu is not None:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
+        tf.config.experimental_connect_to_cluster(resolver)
+        tf.tpu.experimental.initialize_tpu_system(resolver)
+        strategy = tf.distribute.TPUStrategy(resolver)
+    elif workers > 1:
+        strategy = _multi_worker_mirrored_strategy()
+    elif multi_host:
+        raise ValueError(
+            "--multi-host on TensorFlow needs TF_CONFIG listing every worker, "
+            'e.g. {"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
+            '"task": {"type": "worker", "index": 0}} (see '
+            "docs/distributed.md)."
+        )
+    else:
+        devices = list(devices or _tf_local_devices())
+        if mesh_shape:
+            _check_device_count(mesh_shape, devices[: mesh_shape[0]], "TF")
+            devices = devices[: mesh_shape[0]]
+        strategy = tf.distribute.MirroredStrategy(devices)
+    if mesh_shape and strategy.num_replicas_in_sync != mesh_shape[0]:
+        raise ValueError(
+            f"mesh_shape={mesh_shape} asks for {mesh_shape[0]} replicas but "
+            f"{type(strategy).__name__} has {strategy.num_replicas_in_sync}. "
+            "Drop --mesh-shape to use them all."
+        )
+    return strategy
+
+
+def _tf_local_devices():
+    import tensorflow as tf
+
+    gpus = tf.config.list_logical_devices("GPU")
+    return [d.name for d in gpus or tf.config.list_logical_devices("CPU")]
+
+
+def _tf_config_workers():
+    text = os.environ.get("TF_CONFIG")
+    if not text:
+        return 0
+    try:
+        cluster = json.loads(text).get("cluster", {})
+    except (ValueError, AttributeError) as error:
+        raise ValueError(
+            f"TF_CONFIG is not a JSON object ({error}): {text[:200]!r}. "
+            "See docs/distributed.md for its format."
+        ) from None
+    return len(cluster.get("chief", ())) + len(cluster.get("worker", ()))
+
+
+def _multi_worker_mirrored_strategy():
+    import tensorflow as tf
+
+    class KerasMultiWorkerMirroredStrategy(
+        tf.distribute.MultiWorkerMirroredStrategy
+    ):
+        """`MultiWorkerMirroredStrategy` whose `reduce` fits Keras 3's `fit`.
+
+        Keras 3.x `fit` asks this strategy to reduce a whole nested batch
+        (keras-team/keras#20329) and scalar logs along `axis=0`
+        (tensorflow/tensorflow#72388); the collective implementation takes
+        one tensor with a real axis. Reducing leaf by leaf, scalars without
+        an axis, gives the values Keras expects; gradients still go through
+        TensorFlow's own collectives untouched.
+        """
+
+        def reduce(self, reduce_op, value, axis=None):
+            parent = super().reduce
+
+            def reduce_leaf(leaf):
+                rank = self.experimental_local_results(leaf)[0].shape.rank
+                return parent(reduce_op, leaf, axis=axis if rank else None)
+
+            return tf.nest.map_structure(reduce_leaf, value)
+
+    return KerasMultiWorkerMirroredStrategy()
+
+
+def _static_batch_size(dataset):
+    import tensorflow as tf
+
+    sizes = {
+        spec.shape[0]
+        for spec in tf.nest.flatten(dataset.element_spec)
+        if spec.shape.rank
+    }
+    return sizes.pop() if len(sizes) == 1 else None

@@ -1,0 +1,61 @@
+"""Plots the loss and accuracy curves of a run from its metrics file."""
+
+import json
+
+
+def read_metrics(path):
+    """Reads the rows of a `metrics.jsonl` written by `PretrainingLogger`."""
+    with open(path) as file:
+        return [json.loads(line) for line in file if line.strip()]
+
+
+def plot_loss_curves(rows, path, title="BERT pretraining", baselines=None):
+    """Draws the MLM and NSP losses and accuracies against the step.
+
+    Needs matplotlib (`pip install matplotlib`); returns False without
+    drawing when it is missing, True once `path` is written.
+
+    Args:
+        rows: list of dicts with "step" and the metric names (the rows of
+            `metrics.jsonl`).
+        path: str. Output image (.png).
+        title: str. Figure title.
+        baselines: dict or None. Horizontal reference lines, e.g.
+            `{"mlm_loss": 6.1, "mlm_accuracy": 0.05, "nsp_accuracy": 0.5}`
+            for the unigram and chance levels.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    baselines = baselines or {}
+    steps = [row["step"] for row in rows]
+    figure, (losses, accuracies) = plt.subplots(1, 2, figsize=(11, 4))
+    for name, color in (("mlm", "tab:blue"), ("nsp", "tab:orange")):
+        for axis, metric in ((losses, "loss"), (accuracies, "accuracy")):
+            key = f"{name}_{metric}"
+            if not any(key in row for row in rows):
+                continue
+            axis.plot(steps, [row.get(key) for row in rows], color=color,
+                      label=f"{name.upper()} {metric} (train)")
+            if key in baselines:
+                axis.axhline(baselines[key], color=color, linestyle="--",
+                             label=f"{name.upper()} {_baseline_name(name)}")
+    losses.set_ylabel("cross-entropy (nats)")
+    accuracies.set_ylabel("accuracy")
+    for axis in (losses, accuracies):
+        axis.set_xlabel("step")
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=8)
+    figure.suptitle(title)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
+
+
+def _baseline_name(head):
+    return "unigram baseline" if head == "mlm" else "chance"

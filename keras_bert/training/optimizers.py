@@ -1,0 +1,73 @@
+"""The pretraining optimizer: AdamW or LAMB on BERT's learning-rate schedule."""
+
+import keras
+
+from keras_bert.training.warmup_linear_decay import WarmupLinearDecay
+
+# Variable names kept out of weight decay, as in the original BERT:
+# LayerNorm scale and offset, and every bias (including the MLM output_bias).
+NO_WEIGHT_DECAY_NAMES = ("gamma", "beta", "bias")
+
+# The paper's recipe: 10,000 warmup steps out of 1,000,000.
+PAPER_WARMUP_FRACTION = 0.01
+
+
+def create_optimizer(
+    total_steps,
+    learning_rate=1e-4,
+    warmup_steps=None,
+    weight_decay=0.01,
+    global_clipnorm=1.0,
+    optimizer="adamw",
+    end_learning_rate=0.0,
+):
+    """Builds BERT's pretraining optimizer.
+
+    AdamW (beta_2 0.999, epsilon 1e-6) with decoupled weight decay that
+    skips LayerNorm weights and biases, the gradient clipped to a global
+    norm, on a `WarmupLinearDecay` schedule. `optimizer="lamb"` gives
+    LAMB (layer-wise trust ratios, for large batches) with the same
+    schedule, decay and clipping.
+
+    Args:
+        total_steps: int. Length of the run; the rate decays to
+            `end_learning_rate` at this step.
+        learning_rate: float. Peak rate (the paper: 1e-4).
+        warmup_steps: int or None. None scales the paper's 10k-of-1M
+            warmup to the run: 1% of `total_steps`, at least 1.
+        weight_decay: float. Decoupled decay rate (the paper: 0.01).
+        global_clipnorm: float or None. Clip the gradient to this global
+            norm (the paper: 1.0).
+        optimizer: str. "adamw" or "lamb".
+        end_learning_rate: float. Rate at the end of the decay.
+
+    Example:
+    >>> opt = create_optimizer(total_steps=1000, learning_rate=5e-4)
+    >>> type(opt).__name__, opt.weight_decay, opt.global_clipnorm
+    ('AdamW', 0.01, 1.0)
+    """
+    if warmup_steps is None:
+        warmup_steps = max(1, round(PAPER_WARMUP_FRACTION * total_steps))
+    schedule = WarmupLinearDecay(
+        peak_learning_rate=learning_rate,
+        total_steps=total_steps,
+        warmup_steps=min(warmup_steps, total_steps),
+        end_learning_rate=end_learning_rate,
+    )
+    common = dict(
+        learning_rate=schedule,
+        weight_decay=weight_decay,
+        beta_2=0.999,
+        epsilon=1e-6,
+        global_clipnorm=global_clipnorm,
+    )
+    if optimizer == "adamw":
+        result = keras.optimizers.AdamW(**common)
+    elif optimizer == "lamb":
+        result = keras.optimizers.Lamb(**common)
+    else:
+        raise ValueError(
+            f"Unknown optimizer {optimizer!r}: use 'adamw' or 'lamb'."
+        )
+    result.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY_NAMES))
+    return result

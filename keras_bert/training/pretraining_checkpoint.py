@@ -1,0 +1,139 @@
+import json
+import os
+import re
+import shutil
+
+import keras
+import numpy as np
+
+from keras_bert.checkpoints.saving import atomic_directory
+
+_NAME = re.compile(r"^ckpt-(\d+)$")
+_LATEST = "latest"
+
+
+class PretrainingCheckpoint(keras.callbacks.Callback):
+    """Saves resumable training state every `save_every` steps.
+
+    Each checkpoint is a folder `ckpt-{step}` holding the model weights
+    (`model.weights.h5`), the optimizer's variables (`optimizer.npz`:
+    moments, step counter) and `state.json` (the step and `extra_state`,
+    e.g. the data seed). The folder is written under a temporary name and
+    renamed into place, then the `latest` pointer file is replaced the
+    same way, so a run killed mid-save leaves the previous checkpoint
+    whole and `latest` pointing at it. Only the newest `keep` are kept.
+
+    `restore(model, directory)` puts a compiled model back at the newest
+    checkpoint and returns its state.
+
+    Args:
+        directory: str. Folder for the checkpoints.
+        save_every: int. Save when the global step is a multiple of this;
+            the last step of a run is always saved.
+        keep: int. Number of checkpoints to keep.
+        extra_state: dict or None. JSON data stored in every `state.json`.
+
+    Example:
+    >>> callback = PretrainingCheckpoint("/tmp/run/checkpoints", 500)
+    >>> # model.fit(..., callbacks=[callback]); later, to resume:
+    >>> # state = PretrainingCheckpoint.restore(model, "/tmp/run/checkpoints")
+    """
+
+    def __init__(self, directory, save_every, keep=2, extra_state=None):
+        super().__init__()
+        if save_every < 1 or keep < 1:
+            raise ValueError(
+                f"save_every and keep must be >= 1; got {save_every}, {keep}."
+            )
+        self.directory = directory
+        self.save_every = save_every
+        self.keep = keep
+        self.extra_state = dict(extra_state or {})
+        self._step = None
+
+    def on_train_begin(self, logs=None):
+        self._step = int(self.model.optimizer.iterations)
+        self._saved_step = self._step
+
+    def on_train_batch_end(self, batch, logs=None):
+        # Counted here: reading the optimizer step every batch would force
+        # the JAX trainer to sync its state to the variables each time.
+        self._step += 1
+        if self._step % self.save_every == 0:
+            self.save(self._step)
+
+    def on_train_end(self, logs=None):
+        if self._step != self._saved_step:
+            self.save(self._step)
+
+    def save(self, step):
+        """Writes `ckpt-{step}` and points `latest` at it."""
+        model = self.model
+        name = f"ckpt-{step:08d}"
+        with atomic_directory(os.path.join(self.directory, name)) as staging:
+            model.save_weights(os.path.join(staging, "model.weights.h5"))
+            store = {}
+            model.optimizer.save_own_variables(store)
+            np.savez(os.path.join(staging, "optimizer.npz"), **store)
+            with open(os.path.join(staging, "state.json"), "w") as file:
+                json.dump({"step": step, **self.extra_state}, file, indent=2)
+        _replace_file(os.path.join(self.directory, _LATEST), name + "\n")
+        self._saved_step = step
+        for old in _checkpoint_names(self.directory)[: -self.keep]:
+            shutil.rmtree(os.path.join(self.directory, old), ignore_errors=True)
+
+    @staticmethod
+    def latest(directory):
+        """The newest complete checkpoint folder in `directory`, or None."""
+        pointer = os.path.join(directory, _LATEST)
+        if os.path.isfile(pointer):
+            with open(pointer) as file:
+                name = file.read().strip()
+            if os.path.isfile(os.path.join(directory, name, "state.json")):
+                return os.path.join(directory, name)
+        # No pointer (or a stale one): the newest folder that was renamed
+        # into place is complete by construction.
+        names = _checkpoint_names(directory) if os.path.isdir(directory) else []
+        return os.path.join(directory, names[-1]) if names else None
+
+    @staticmethod
+    def restore(model, directory):
+        """Loads the newest checkpoint into a compiled `model`.
+
+        Returns:
+            The checkpoint's state dict (with "step"), or None when
+            `directory` holds no checkpoint.
+        """
+        path = PretrainingCheckpoint.latest(directory)
+        if path is None:
+            return None
+        model.load_weights(os.path.join(path, "model.weights.h5"))
+        optimizer = model.optimizer
+        optimizer.build(model.trainable_variables)
+        with np.load(os.path.join(path, "optimizer.npz")) as saved:
+            store = {key: saved[key] for key in saved.files}
+        if len(store) != len(optimizer.variables):
+            raise ValueError(
+                f"{path}/optimizer.npz holds {len(store)} optimizer "
+                f"variables but the model's {type(optimizer).__name__} has "
+                f"{len(optimizer.variables)}: the checkpoint was written "
+                "with a different optimizer or model. Use the same "
+                "--config and optimizer, or start a new output directory."
+            )
+        optimizer.load_own_variables(store)
+        with open(os.path.join(path, "state.json")) as file:
+            return json.load(file)
+
+
+def _checkpoint_names(directory):
+    names = [n for n in os.listdir(directory) if _NAME.match(n)]
+    return sorted(names, key=lambda n: int(_NAME.match(n).group(1)))
+
+
+def _replace_file(path, text):
+    staging = f"{path}.tmp-{os.getpid()}"
+    with open(staging, "w") as file:
+        file.write(text)
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(staging, path)

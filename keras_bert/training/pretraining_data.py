@@ -1,0 +1,211 @@
+"""The pretraining input pipeline: text -> NSP pairs -> packed, masked batches.
+
+Two stages, so that the second can also read pairs written offline:
+
+1. `pair_dataset`: a `tf.data.Dataset` of `(token_ids_a, token_ids_b,
+   is_next)` streamed from a `TextCorpus` (tokenized one document at a
+   time, pairs built as the original `create_pretraining_data` does).
+2. `batch_pairs`: shuffle, batch, pack `[CLS] A [SEP] B [SEP]` and mask
+   (fresh masks on every pass) with parallel `map` and `prefetch`, giving
+   `(x, y, sample_weight)` batches for `BertPretrainer.fit`.
+"""
+
+import math
+import zlib
+
+import numpy as np
+import tensorflow as tf
+
+from keras_bert.preprocessing import BertPacker
+from keras_bert.preprocessing import MaskedLMMasker
+from keras_bert.preprocessing import NextSentencePairBuilder
+
+_PAIR_SPEC = (
+    tf.TensorSpec([None], tf.int32),
+    tf.TensorSpec([None], tf.int32),
+    tf.TensorSpec([], tf.int32),
+)
+
+
+def pair_dataset(
+    corpus,
+    tokenizer,
+    sequence_length,
+    split="train",
+    next_sentence_prediction=True,
+    short_seq_prob=0.1,
+    document_buffer_size=1000,
+    seed=0,
+    repeat=True,
+):
+    """Streams sentence pairs from a corpus as a `tf.data.Dataset`.
+
+    Every pass shuffles the file order and draws new pairs (seeded by
+    `seed` and the pass number, so a rerun sees the same stream). With
+    `next_sentence_prediction=False` each example is one span of
+    contiguous sentences of one document (RoBERTa-style), B is empty and
+    the label is 1.
+
+    Args:
+        corpus: a `keras_bert.training.TextCorpus`.
+        tokenizer: a `keras_bert.BertTokenizer`.
+        sequence_length: int. Packed length; pairs hold at most
+            `sequence_length - 3` tokens (2 with NSP off).
+        split: "train", "heldout" or "all" (see `TextCorpus.documents`).
+        next_sentence_prediction: bool.
+        short_seq_prob: float. Share of shorter target lengths (BERT: 0.1).
+        document_buffer_size: int. Documents held for random B segments.
+        seed: int.
+        repeat: bool. Loop over the corpus forever.
+
+    Returns:
+        A dataset of `(int32 [None], int32 [None], int32 [])`.
+    """
+
+    def generate():
+        epoch = 0
+        while True:
+            epoch_seed = zlib.crc32(f"{seed}/{epoch}".encode())
+            documents = corpus.documents(split, shuffle_seed=epoch_seed)
+            tokenized = tokenize_documents(documents, tokenizer)
+            if next_sentence_prediction:
+                builder = NextSentencePairBuilder(
+                    max_num_tokens=sequence_length - 3,
+                    short_seq_prob=short_seq_prob,
+                    document_buffer_size=document_buffer_size,
+                    seed=epoch_seed,
+                )
+                yield from builder.build(tokenized)
+            else:
+                for document in tokenized:
+                    for span in contiguous_spans(document, sequence_length - 2):
+                        yield span, [], 1
+            if not repeat:
+                return
+            epoch += 1
+
+    return tf.data.Dataset.from_generator(generate, output_signature=_PAIR_SPEC)
+
+
+def tokenize_documents(documents, tokenizer, chunk_sentences=8192):
+    """Yields each document as a list of token-id lists, in order.
+
+    Sentences of many documents go to the tokenizer in one call: each
+    eager TF call costs milliseconds, so one call per document would make
+    corpora of short documents (docstrings, web pages) tokenizer-bound.
+    """
+    chunk = []
+    for document in documents:
+        chunk.append(document)
+        if sum(map(len, chunk)) >= chunk_sentences:
+            yield from _tokenize_chunk(chunk, tokenizer)
+            chunk = []
+    if chunk:
+        yield from _tokenize_chunk(chunk, tokenizer)
+
+
+def _tokenize_chunk(documents, tokenizer):
+    sentences = [sentence for document in documents for sentence in document]
+    token_ids = tokenizer.tokenize(sentences)
+    rows = np.split(token_ids.flat_values.numpy(),
+                    np.cumsum(token_ids.row_lengths().numpy())[:-1])
+    start = 0
+    for document in documents:
+        yield [row.tolist() for row in rows[start:start + len(document)]]
+        start += len(document)
+
+
+def contiguous_spans(document, max_num_tokens):
+    """Greedily packs a document's sentences into spans of at most
+    `max_num_tokens` tokens; a longer sentence is cut into pieces.
+
+    >>> contiguous_spans([[1, 2], [3], [4, 5, 6, 7, 8]], 3)
+    [[1, 2, 3], [4, 5, 6], [7, 8]]
+    """
+    spans, span = [], []
+    for sentence in document:
+        if span and len(span) + len(sentence) > max_num_tokens:
+            spans.append(span)
+            span = []
+        span = span + list(sentence)
+        while len(span) > max_num_tokens:
+            spans.append(span[:max_num_tokens])
+            span = span[max_num_tokens:]
+    if span:
+        spans.append(span)
+    return spans
+
+
+def batch_pairs(
+    pairs,
+    tokenizer,
+    sequence_length,
+    batch_size,
+    next_sentence_prediction=True,
+    mask_selection_rate=0.15,
+    mask_selection_length=None,
+    whole_word_masking=False,
+    shuffle_buffer_size=10_000,
+    skip_pairs=0,
+    drop_remainder=True,
+    seed=0,
+):
+    """Shuffles, batches, packs and masks pairs into training batches.
+
+    Args:
+        pairs: dataset of `(token_ids_a, token_ids_b, is_next)` (from
+            `pair_dataset` or `read_pair_shards`).
+        tokenizer: a `keras_bert.BertTokenizer` (special token ids and
+            vocabulary for the masker).
+        sequence_length: int.
+        batch_size: int.
+        next_sentence_prediction: bool. Pack A and B as two segments and
+            return NSP labels; otherwise pack A alone.
+        mask_selection_rate: float. Share of tokens to predict (0.15).
+        mask_selection_length: int or None. Predictions per sequence;
+            None: `ceil(mask_selection_rate * sequence_length)` (20 at 128).
+        whole_word_masking: bool.
+        shuffle_buffer_size: int. 0 keeps the order.
+        skip_pairs: int. Drop this many shuffled pairs first (resuming).
+        drop_remainder: bool. Drop a last, smaller batch.
+        seed: int. Seeds the shuffle and the masker.
+
+    Returns:
+        A dataset of `(x, y, sample_weight)`: `x` the model inputs
+        (`token_ids`, `segment_ids`, `padding_mask`, `mask_positions`),
+        `y` `{"mlm_logits": mask_ids, "nsp_logits": is_next}` and
+        `sample_weight` `{"mlm_logits": mask_weights, "nsp_logits": 1}`.
+    """
+    if mask_selection_length is None:
+        mask_selection_length = math.ceil(mask_selection_rate * sequence_length)
+    packer = BertPacker.from_tokenizer(tokenizer, sequence_length)
+    masker = MaskedLMMasker.from_tokenizer(
+        tokenizer,
+        mask_selection_rate=mask_selection_rate,
+        mask_selection_length=mask_selection_length,
+        whole_word_masking=whole_word_masking,
+        seed=seed,
+    )
+
+    def pack_and_mask(token_ids_a, token_ids_b, is_next):
+        segments = (token_ids_a, token_ids_b)
+        packed = packer(segments if next_sentence_prediction else segments[0])
+        masked = masker(packed)
+        x = {
+            key: masked[key]
+            for key in ("token_ids", "segment_ids", "padding_mask",
+                        "mask_positions")
+        }
+        y = {"mlm_logits": masked["mask_ids"]}
+        weights = {"mlm_logits": masked["mask_weights"]}
+        if next_sentence_prediction:
+            y["nsp_logits"] = is_next
+            weights["nsp_logits"] = tf.ones_like(is_next, tf.float32)
+        return x, y, weights
+
+    if shuffle_buffer_size:
+        pairs = pairs.shuffle(shuffle_buffer_size, seed=seed)
+    pairs = pairs.skip(skip_pairs)
+    batches = pairs.ragged_batch(batch_size, drop_remainder=drop_remainder)
+    batches = batches.map(pack_and_mask, num_parallel_calls=tf.data.AUTOTUNE)
+    return batches.prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,111 @@
+"""Held-out evaluation of a pretrained model against context-free baselines."""
+
+import math
+
+import numpy as np
+from keras import ops
+
+
+def unigram_counts(token_ids, vocabulary_size, special_token_ids=()):
+    """Counts token ids over training text: the unigram baseline's model.
+
+    Args:
+        token_ids: iterable of id arrays of any shape (or `tf.RaggedTensor`
+            batches), e.g. the tokenized training sentences in chunks.
+        vocabulary_size: int. Length of the returned array.
+        special_token_ids: ids never counted ([CLS], [SEP], [PAD], ...):
+            they are never a masked-LM target.
+
+    Returns:
+        int64 array `(vocabulary_size,)`.
+
+    Example:
+    >>> unigram_counts([[5, 5, 6], [2, 5]], 8, special_token_ids=[2]).tolist()
+    [0, 0, 0, 0, 0, 3, 1, 0]
+    """
+    counts = np.zeros(vocabulary_size, "int64")
+    for ids in token_ids:
+        if hasattr(ids, "flat_values"):
+            ids = ids.flat_values
+        ids = np.ravel(np.asarray(ids, "int64"))
+        counts += np.bincount(ids, minlength=vocabulary_size)
+    counts[list(special_token_ids)] = 0
+    return counts
+
+
+def evaluate_pretraining(model, dataset, counts, max_batches=None):
+    """Masked-token and NSP accuracy of `model` next to their baselines.
+
+    The masked-LM baseline is the best predictor that ignores context:
+    always the most frequent training token (accuracy), and the unigram
+    distribution with add-one smoothing (cross-entropy). The NSP baseline
+    is the share of the majority label (50% for balanced pairs).
+
+    Args:
+        model: a `BertPretrainer`.
+        dataset: batches `(x, y, sample_weight)` as `pretraining_dataset`
+            makes them (a finite, held-out dataset).
+        counts: unigram counts from `unigram_counts` over training text.
+        max_batches: int or None. Stop after this many batches.
+
+    Returns:
+        A dict: `masked_tokens`, `mlm_accuracy`, `mlm_loss`,
+        `unigram_accuracy`, `unigram_loss`, and when the model has NSP,
+        `nsp_examples`, `nsp_accuracy`, `nsp_majority`; each accuracy
+        also with a `_stderr` (binomial standard error).
+    """
+    log_probs = np.log((counts + 1.0) / (counts.sum() + len(counts)))
+    most_frequent = int(np.argmax(counts))
+    mlm_hits = mlm_nll = unigram_hits = unigram_nll = weight = 0.0
+    nsp_hits = nsp_total = nsp_positive = 0
+    for index, (x, y, sample_weight) in enumerate(dataset):
+        if max_batches is not None and index >= max_batches:
+            break
+        x = {k: np.asarray(v) for k, v in x.items()}
+        outputs = model.predict_on_batch(x)
+        logits = np.asarray(ops.convert_to_numpy(outputs["mlm_logits"]),
+                            "float64")
+        targets = np.asarray(y["mlm_logits"])
+        w = np.asarray(sample_weight["mlm_logits"], "float64")
+        log_softmax = logits - _logsumexp(logits)
+        nll = -np.take_along_axis(log_softmax, targets[..., None], -1)[..., 0]
+        mlm_hits += np.sum(w * (np.argmax(logits, -1) == targets))
+        mlm_nll += np.sum(w * nll)
+        unigram_hits += np.sum(w * (targets == most_frequent))
+        unigram_nll += np.sum(w * -log_probs[targets])
+        weight += np.sum(w)
+        if "nsp_logits" in outputs and "nsp_logits" in y:
+            labels = np.asarray(y["nsp_logits"])
+            predicted = np.argmax(ops.convert_to_numpy(outputs["nsp_logits"]), -1)
+            nsp_hits += int(np.sum(predicted == labels))
+            nsp_total += len(labels)
+            nsp_positive += int(np.sum(labels))
+    if weight == 0:
+        raise ValueError(
+            "The evaluation data has no masked tokens: the held-out split is "
+            "empty. Use a larger corpus or a larger held-out fraction."
+        )
+    results = {
+        "masked_tokens": int(weight),
+        "mlm_accuracy": mlm_hits / weight,
+        "mlm_loss": mlm_nll / weight,
+        "unigram_accuracy": unigram_hits / weight,
+        "unigram_loss": unigram_nll / weight,
+    }
+    if nsp_total:
+        results.update(
+            nsp_examples=nsp_total,
+            nsp_accuracy=nsp_hits / nsp_total,
+            nsp_majority=max(nsp_positive, nsp_total - nsp_positive) / nsp_total,
+        )
+    for key, count in (("mlm_accuracy", weight), ("unigram_accuracy", weight),
+                       ("nsp_accuracy", nsp_total), ("nsp_majority", nsp_total)):
+        if key in results:
+            p = results[key]
+            results[f"{key}_stderr"] = math.sqrt(p * (1 - p) / count)
+    return results
+
+
+def _logsumexp(logits):
+    peak = np.max(logits, axis=-1, keepdims=True)
+    return peak + np.log(np.sum(np.exp(logits - peak), axis=-1, keepdims=True))

@@ -1,0 +1,203 @@
+import os
+import random
+import zlib
+
+from keras_bert.preprocessing.text_documents import split_sentences
+
+CORPUS_FORMATS = ("auto", "sentences", "paragraphs")
+
+
+class TextCorpus:
+    """Raw-text pretraining files, streamed as documents of sentences.
+
+    Two layouts are read:
+
+    - "sentences", the original BERT format: one sentence per line, a
+      blank line between documents.
+    - "paragraphs", plain prose: each file is one document; blank lines
+      separate paragraphs; a paragraph's lines are joined (hard-wrapped
+      text) and split into sentences.
+
+    "auto" picks per file from its first lines (see `detect_format`).
+    Files are read lazily, one document at a time, so corpora larger
+    than memory stream through (a "paragraphs" file is one document and
+    is held whole).
+
+    A deterministic held-out split: every document is cut into pieces of
+    `heldout_piece_sentences` sentences, and a piece goes to the held-out
+    side when a hash of its text falls below `heldout_fraction`. The
+    remaining pieces stay one training document; the held-out pieces of a
+    document form one held-out document.
+
+    Args:
+        paths: list of str. Text files (UTF-8).
+        corpus_format: str. "auto", "sentences" or "paragraphs".
+        heldout_fraction: float. Share of text held out for evaluation.
+        heldout_piece_sentences: int. Size of the held-out units.
+
+    Example:
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.txt")
+    >>> _ = open(path, "w").write("First one.\\nSecond one.\\n\\nOther doc.\\n")
+    >>> list(TextCorpus([path], heldout_fraction=0).documents())
+    [['First one.', 'Second one.'], ['Other doc.']]
+    """
+
+    def __init__(
+        self,
+        paths,
+        corpus_format="auto",
+        heldout_fraction=0.0,
+        heldout_piece_sentences=100,
+    ):
+        if corpus_format not in CORPUS_FORMATS:
+            raise ValueError(
+                f"Unknown corpus_format {corpus_format!r}; use one of "
+                f"{CORPUS_FORMATS}."
+            )
+        if not paths:
+            raise ValueError(
+                "The corpus is empty: no files were given. Pass text files "
+                "with --corpus, or omit it to use the built-in Python docs."
+            )
+        for path in paths:
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"Corpus file not found: {path}")
+        self.paths = list(paths)
+        self.corpus_format = corpus_format
+        self.heldout_fraction = heldout_fraction
+        self.heldout_piece_sentences = heldout_piece_sentences
+
+    def file_format(self, path):
+        """The layout used for `path` ("sentences" or "paragraphs")."""
+        if self.corpus_format != "auto":
+            return self.corpus_format
+        return detect_format(path)
+
+    def documents(self, split="train", shuffle_seed=None):
+        """Yields documents (lists of sentences) of one split.
+
+        Args:
+            split: "train", "heldout" or "all".
+            shuffle_seed: int or None. Shuffle the file order with it.
+        """
+        if split not in ("train", "heldout", "all"):
+            raise ValueError(f"Unknown split {split!r}.")
+        paths = list(self.paths)
+        if shuffle_seed is not None:
+            random.Random(shuffle_seed).shuffle(paths)
+        for path in paths:
+            for document in self._read_file(path):
+                if split == "all":
+                    yield document
+                    continue
+                train, heldout = self._split(document)
+                part = train if split == "train" else heldout
+                if part:
+                    yield part
+
+    def check(self):
+        """Reads every file once; raises on a file with no sentences.
+
+        Returns:
+            A dict: number of documents, sentences and whitespace words.
+        """
+        stats = {"documents": 0, "sentences": 0, "words": 0}
+        for path in self.paths:
+            sentences = 0
+            for document in self._read_file(path):
+                stats["documents"] += 1
+                sentences += len(document)
+                stats["words"] += sum(len(s.split()) for s in document)
+            if sentences == 0:
+                raise ValueError(
+                    f"Corpus file {path} contains no sentences (it is empty "
+                    "or only whitespace). Remove it from --corpus."
+                )
+            stats["sentences"] += sentences
+        return stats
+
+    def _split(self, document):
+        if self.heldout_fraction <= 0:
+            return document, []
+        size = self.heldout_piece_sentences
+        train, heldout = [], []
+        for start in range(0, len(document), size):
+            piece = document[start:start + size]
+            digest = zlib.crc32("\n".join(piece).encode("utf-8"))
+            if digest % 10_000 < self.heldout_fraction * 10_000:
+                heldout.extend(piece)
+            else:
+                train.extend(piece)
+        return train, heldout
+
+    def _read_file(self, path):
+        if self.file_format(path) == "sentences":
+            yield from _read_sentences_file(path)
+        else:
+            sentences = []
+            for paragraph in _read_paragraphs(path):
+                sentences.extend(split_sentences(paragraph))
+            if sentences:
+                yield sentences
+
+
+def detect_format(path, num_lines=200):
+    """Guesses a file's layout from its first non-empty lines.
+
+    "sentences" (the original BERT format) when most lines end like a
+    sentence and nearly none holds two sentences; "paragraphs" for
+    hard-wrapped prose (lines end mid-sentence) or a paragraph per line.
+    """
+    lines = []
+    for _, line in _numbered_lines(path):
+        if line.strip():
+            lines.append(line.strip())
+        if len(lines) == num_lines:
+            break
+    if not lines:
+        return "sentences"
+    ends = sum(1 for line in lines if line[-1] in ".!?:;\"'\u201d)")
+    single = sum(1 for line in lines if len(split_sentences(line)) == 1)
+    if ends >= 0.6 * len(lines) and single >= 0.9 * len(lines):
+        return "sentences"
+    return "paragraphs"
+
+
+def _numbered_lines(path):
+    # Decode line by line so a bad byte is reported with its line number.
+    with open(path, "rb") as file:
+        for number, raw in enumerate(file, start=1):
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"{path}, line {number}: not valid UTF-8 ({error.reason} "
+                    f"at byte {error.start}). Convert the file to UTF-8, "
+                    f"e.g. `iconv -f latin1 -t utf-8`."
+                ) from None
+
+
+def _read_sentences_file(path):
+    document = []
+    for _, line in _numbered_lines(path):
+        line = line.strip()
+        if line:
+            document.append(line)
+        elif document:
+            yield document
+            document = []
+    if document:
+        yield document
+
+
+def _read_paragraphs(path):
+    lines = []
+    for _, line in _numbered_lines(path):
+        if line.strip():
+            lines.append(line)
+        elif lines:
+            yield " ".join(lines)
+            lines = []
+    if lines:
+        yield " ".join(lines)

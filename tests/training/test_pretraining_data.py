@@ -1,0 +1,110 @@
+import os
+
+import keras
+import numpy as np
+
+from keras_bert.models.bert_backbone import BertBackbone
+from keras_bert.models.bert_pretrainer import BertPretrainer
+from keras_bert.preprocessing import BertTokenizer
+from keras_bert.training.pretraining_data import batch_pairs
+from keras_bert.training.pretraining_data import contiguous_spans
+from keras_bert.training.pretraining_data import pair_dataset
+from keras_bert.training.text_corpus import TextCorpus
+from tests.test_case import TestCase
+from tests.training.toy_corpus import toy_vocabulary
+from tests.training.toy_corpus import write_lines
+from tests.training.toy_corpus import write_toy_corpus
+
+LENGTH = 24
+
+
+def pairs_list(dataset, count):
+    return [(a.tolist(), b.tolist(), int(y))
+            for a, b, y in dataset.take(count).as_numpy_iterator()]
+
+
+class PretrainingDataTest(TestCase):
+    def setUp(self):
+        super().setUp()
+        self.tokenizer = BertTokenizer(toy_vocabulary())
+        self.corpus = TextCorpus([write_toy_corpus(self.get_temp_dir())])
+
+    def test_batches_are_packed_and_masked(self):
+        pairs = pair_dataset(self.corpus, self.tokenizer, LENGTH)
+        x, y, weights = next(iter(batch_pairs(pairs, self.tokenizer,
+                                              LENGTH, batch_size=16)))
+        x = {k: v.numpy() for k, v in x.items()}
+        self.assertEqual(x["token_ids"].shape, (16, LENGTH))
+        self.assertEqual(x["mask_positions"].shape, (16, 4))  # ceil(.15*24)
+        tok = self.tokenizer
+        self.assertTrue(np.all(x["token_ids"][:, 0] == tok.cls_token_id))
+        self.assertTrue(np.all(np.sum(x["token_ids"] == tok.sep_token_id, 1) == 2))
+        # Segment B exists and follows A; padding is never predicted.
+        self.assertTrue(np.all(x["segment_ids"].max(1) == 1))
+        real = np.take_along_axis(x["padding_mask"], x["mask_positions"], 1)
+        self.assertTrue(np.all(real[weights["mlm_logits"].numpy() > 0] == 1))
+        # Every [MASK] in the input is a prediction target.
+        masked = np.argwhere(x["token_ids"] == tok.mask_token_id)
+        for row, column in masked:
+            self.assertIn(column, x["mask_positions"][row])
+        self.assertGreater(len(masked), 0)
+        labels = y["nsp_logits"].numpy()
+        self.assertEqual(set(labels.tolist()), {0, 1})
+
+    def test_stream_is_seeded_and_changes_each_pass(self):
+        first = pairs_list(pair_dataset(self.corpus, self.tokenizer, LENGTH,
+                                        seed=3), 200)
+        again = pairs_list(pair_dataset(self.corpus, self.tokenizer, LENGTH,
+                                        seed=3), 200)
+        self.assertEqual(first, again)
+        one_pass = len(pairs_list(pair_dataset(
+            self.corpus, self.tokenizer, LENGTH, repeat=False), 10_000))
+        self.assertNotEqual(first[:one_pass], first[one_pass:2 * one_pass])
+
+    def test_skip_resumes_at_the_same_position(self):
+        def batches(skip):
+            pairs = pair_dataset(self.corpus, self.tokenizer, LENGTH, seed=1)
+            ds = batch_pairs(pairs, self.tokenizer, LENGTH, 4,
+                             shuffle_buffer_size=32, skip_pairs=skip, seed=1)
+            return [b[1]["nsp_logits"].numpy().tolist() +
+                    b[0]["segment_ids"].numpy().sum(1).tolist()
+                    for b in ds.take(6)]
+
+        self.assertEqual(batches(0)[3:], batches(12)[:3])
+
+    def test_one_sentence_documents_are_never_next(self):
+        path = write_lines(os.path.join(self.get_temp_dir(), "single.txt"),
+                           ["w1 w2 w3 .", "", "w4 w5 .", "", "w6 w7 w8 w9 ."])
+        corpus = TextCorpus([path], "sentences")
+        labels = [y for _, _, y in pairs_list(
+            pair_dataset(corpus, self.tokenizer, LENGTH), 30)]
+        self.assertEqual(labels, [0] * 30)
+
+    def test_masked_lm_only_packs_one_segment(self):
+        pairs = pair_dataset(self.corpus, self.tokenizer, LENGTH,
+                             next_sentence_prediction=False)
+        x, y, _ = next(iter(batch_pairs(pairs, self.tokenizer, LENGTH, 8,
+                                        next_sentence_prediction=False)))
+        self.assertEqual(sorted(y), ["mlm_logits"])
+        self.assertEqual(int(x["segment_ids"].numpy().max()), 0)
+        # Contiguous spans fill the sequence: [CLS] ... [SEP] at most.
+        self.assertTrue(np.all(x["padding_mask"].numpy().sum(1) <= LENGTH))
+
+    def test_contiguous_spans(self):
+        self.assertEqual(contiguous_spans([[1, 2], [3], [4, 5, 6, 7, 8]], 3),
+                         [[1, 2, 3], [4, 5, 6], [7, 8]])
+
+    def test_fit_on_the_pipeline(self):
+        pairs = pair_dataset(self.corpus, self.tokenizer, LENGTH)
+        batches = batch_pairs(pairs, self.tokenizer, LENGTH, 8)
+        backbone = BertBackbone(
+            vocabulary_size=self.tokenizer.vocabulary_size(), num_layers=1,
+            num_heads=2, hidden_dim=16, intermediate_dim=32,
+            max_sequence_length=LENGTH)
+        model = BertPretrainer(backbone)
+        model.compile(total_steps=4, learning_rate=1e-3)
+        history = model.fit(batches, steps_per_epoch=2, epochs=2, verbose=0)
+        for name in ("loss", "mlm_logits_loss", "nsp_logits_loss",
+                     "mlm_logits_accuracy", "nsp_logits_accuracy"):
+            self.assertTrue(np.all(np.isfinite(history.history[name])), name)
+        self.assertEqual(int(model.optimizer.iterations), 4)
