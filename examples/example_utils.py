@@ -1,0 +1,85 @@
+"""What the example scripts share: model/tokenizer arguments and output.
+
+Every fine-tuning example takes either `--preset DIR` (a Hugging Face,
+Google or keras_bert directory with weights and vocabulary: the real use)
+or `--config NAME --vocabulary vocab.txt` (a randomly initialized model of
+a named size: for smoke runs), plus `--max-examples N` to use a slice.
+"""
+
+import json
+import os
+
+import keras
+
+from keras_bert.models import BertBackbone
+from keras_bert.preprocessing import BertTokenizer
+
+
+def add_model_arguments(parser, epochs=3, learning_rate=5e-5,
+                        sequence_length=128, batch_size=32):
+    """Adds the model, training-size and output flags every example takes."""
+    model = parser.add_argument_group("model")
+    model.add_argument("--preset", metavar="DIR",
+                       help="checkpoint directory (Hugging Face, Google or "
+                       "keras_bert preset) with weights and vocabulary")
+    model.add_argument("--config", metavar="NAME",
+                       help="a named size (tiny, mini, small, base, ...) with "
+                       "random weights, instead of --preset")
+    model.add_argument("--vocabulary", metavar="VOCAB",
+                       help="vocab.txt for --config")
+    model.add_argument("--cased", action="store_true",
+                       help="with --config: keep case")
+    run = parser.add_argument_group("run")
+    run.add_argument("--max-examples", type=int, metavar="N",
+                     help="use only the first N examples of each split")
+    run.add_argument("--epochs", type=int, default=epochs)
+    run.add_argument("--batch-size", type=int, default=batch_size)
+    run.add_argument("--learning-rate", type=float, default=learning_rate)
+    run.add_argument("--sequence-length", type=int, default=sequence_length)
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--output", metavar="DIR",
+                     help="where to write metrics.json (and more)")
+
+
+def load_backbone_and_tokenizer(args):
+    """`(backbone, tokenizer)` from `--preset`, or `--config` + `--vocabulary`."""
+    keras.utils.set_random_seed(args.seed)
+    if args.preset:
+        return (BertBackbone.from_preset(args.preset),
+                BertTokenizer.from_preset(args.preset))
+    if not (args.config and args.vocabulary):
+        raise SystemExit(
+            "Give --preset DIR (a checkpoint with vocabulary), or --config "
+            "NAME with --vocabulary vocab.txt for a randomly initialized "
+            "model."
+        )
+    tokenizer = BertTokenizer(args.vocabulary,
+                              lowercase=not args.cased)
+    # The vocabulary decides the embedding size, whatever the named size says.
+    backbone = BertBackbone.from_preset(
+        args.config, vocabulary_size=tokenizer.vocabulary_size())
+    return backbone, tokenizer
+
+
+def first(items, max_examples):
+    """The first `max_examples` items (all when None)."""
+    return items if max_examples is None else items[:max_examples]
+
+
+def data_file(directory, *names):
+    """The first of `names` that exists in `directory`, or a clear exit."""
+    for name in names:
+        path = os.path.join(directory, name)
+        if os.path.exists(path):
+            return path
+    raise SystemExit(f"None of {names} is in {directory}; see the script's "
+                     "docstring for where to get the data.")
+
+
+def write_metrics(args, metrics):
+    """Prints the metrics and writes them to `<output>/metrics.json`."""
+    print(json.dumps(metrics, indent=2))
+    if args.output:
+        os.makedirs(args.output, exist_ok=True)
+        with open(os.path.join(args.output, "metrics.json"), "w") as file:
+            json.dump(metrics, file, indent=2)

@@ -1,0 +1,86 @@
+"""The documentation site builds in strict mode and documents every name."""
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import keras_bert
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+
+def _api_directives():
+    """Dotted paths of every `::: name` directive in docs/api/."""
+    names = set()
+    for path in glob.glob(os.path.join(ROOT, "docs", "api", "*.md")):
+        with open(path) as file:
+            names.update(re.findall(r"^::: ([\w.]+)", file.read(), re.M))
+    return names
+
+
+def _public_names(module):
+    names = getattr(module, "__all__", None) or [
+        name for name in vars(module) if not name.startswith("_")
+    ]
+    # Sub-packages are documented through their members.
+    return sorted(name for name in names
+                  if type(getattr(module, name)).__name__ != "module")
+
+
+def test_api_reference_covers_every_public_name():
+    documented = {path.rsplit(".", 1)[-1] for path in _api_directives()}
+    documented |= {"BACKBONE_CONFIGS", "__version__"}  # on the Configs page
+    missing = [name for name in _public_names(keras_bert)
+               if name not in documented]
+    assert not missing, (
+        f"public names of keras_bert without an API entry: {missing}. Add "
+        "a `::: keras_bert.<module>.<Name>` line to a page in docs/api/."
+    )
+
+
+def test_api_reference_covers_subpackages():
+    import keras_bert.checkpoints
+    import keras_bert.export
+    import keras_bert.layers
+    import keras_bert.metrics
+    import keras_bert.preprocessing
+    import keras_bert.preprocessing.tasks
+    import keras_bert.visualization
+
+    documented = {path.rsplit(".", 1)[-1] for path in _api_directives()}
+    missing = {
+        package.__name__: [n for n in _public_names(package)
+                           if n not in documented]
+        for package in (keras_bert.checkpoints, keras_bert.export,
+                        keras_bert.layers, keras_bert.metrics,
+                        keras_bert.preprocessing,
+                        keras_bert.preprocessing.tasks,
+                        keras_bert.visualization)
+    }
+    missing = {k: v for k, v in missing.items() if v}
+    assert not missing, f"names without an API entry: {missing}"
+
+
+@pytest.mark.skipif(shutil.which("mkdocs") is None
+                    and not os.path.exists(os.path.join(
+                        os.path.dirname(sys.executable), "mkdocs")),
+                    reason="mkdocs is not installed (pip install mkdocs "
+                    "'mkdocstrings[python]' mkdocs-material)")
+def test_site_builds_in_strict_mode(tmp_path):
+    mkdocs = shutil.which("mkdocs") or os.path.join(
+        os.path.dirname(sys.executable), "mkdocs")
+    result = subprocess.run(
+        [mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    # The API pages really were generated from the docstrings.
+    with open(tmp_path / "site" / "api" / "models" / "index.html") as file:
+        html = file.read()
+    assert "BertBackbone" in html and "vocabulary_size" in html
