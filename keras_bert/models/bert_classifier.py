@@ -1,6 +1,8 @@
 import keras
 
 from keras_bert.models.finetuning_task import FinetuningTask
+from keras_bert.models.finetuning_task import float32_logits
+from keras_bert.models.finetuning_task import head_layers
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -43,24 +45,13 @@ class BertClassifier(FinetuningTask):
                 f"regression), got {num_classes}."
             )
         # === Layers ===
-        head_dropout = keras.layers.Dropout(
-            dropout, dtype=backbone.dtype_policy, name="classifier_dropout"
-        )
-        head = keras.layers.Dense(
-            num_classes,
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=backbone.initializer_range
-            ),
-            dtype=backbone.dtype_policy,
-            name="classifier_head",
+        head_dropout, head = head_layers(
+            backbone, num_classes, dropout, name="classifier"
         )
         # === Functional model ===
         inputs = backbone.input
         pooled = backbone(inputs)["pooled_output"]
-        # Logits in float32 so the loss is stable under mixed precision.
-        outputs = keras.layers.Activation(
-            "linear", dtype="float32", name="logits"
-        )(head(head_dropout(pooled)))
+        outputs = float32_logits(head(head_dropout(pooled)))
         super().__init__(
             inputs=inputs,
             outputs=outputs,

@@ -1,6 +1,8 @@
 import keras
 
 from keras_bert.models.finetuning_task import FinetuningTask
+from keras_bert.models.finetuning_task import float32_logits
+from keras_bert.models.finetuning_task import head_layers
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -43,16 +45,8 @@ class BertMultipleChoice(FinetuningTask):
                 f"{num_choices}."
             )
         # === Layers ===
-        head_dropout = keras.layers.Dropout(
-            dropout, dtype=backbone.dtype_policy, name="classifier_dropout"
-        )
-        head = keras.layers.Dense(
-            1,
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=backbone.initializer_range
-            ),
-            dtype=backbone.dtype_policy,
-            name="classifier_head",
+        head_dropout, head = head_layers(
+            backbone, 1, dropout, name="classifier"
         )
         # === Functional model ===
         inputs = {
@@ -68,9 +62,8 @@ class BertMultipleChoice(FinetuningTask):
             )["pooled_output"]))
             for choice in range(num_choices)
         ]
-        outputs = keras.layers.Activation(
-            "linear", dtype="float32", name="logits"
-        )(keras.layers.Concatenate(axis=-1, dtype=backbone.dtype_policy)(scores))
+        outputs = float32_logits(keras.layers.Concatenate(
+            axis=-1, dtype=backbone.dtype_policy)(scores))
         super().__init__(
             inputs=inputs,
             outputs=outputs,

@@ -2,6 +2,8 @@ import keras
 from keras import ops
 
 from keras_bert.models.finetuning_task import FinetuningTask
+from keras_bert.models.finetuning_task import float32_logits
+from keras_bert.models.finetuning_task import head_layers
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -67,23 +69,13 @@ class BertQuestionAnswerer(FinetuningTask):
 
     def __init__(self, backbone, dropout=0.0, preprocessor=None, **kwargs):
         # === Layers ===
-        head_dropout = keras.layers.Dropout(
-            dropout, dtype=backbone.dtype_policy, name="qa_dropout"
-        )
-        head = keras.layers.Dense(
-            2,
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=backbone.initializer_range
-            ),
-            dtype=backbone.dtype_policy,
-            name="qa_head",
+        head_dropout, head = head_layers(
+            backbone, 2, dropout, name="qa"
         )
         # === Functional model ===
         inputs = backbone.input
         sequence = backbone(inputs)["sequence_output"]
-        outputs = keras.layers.Activation(
-            "linear", dtype="float32", name="logits"
-        )(head(head_dropout(sequence)))
+        outputs = float32_logits(head(head_dropout(sequence)))
         super().__init__(
             inputs=inputs,
             outputs=outputs,

@@ -2,6 +2,8 @@ import keras
 import numpy as np
 
 from keras_bert.models.finetuning_task import FinetuningTask
+from keras_bert.models.finetuning_task import float32_logits
+from keras_bert.models.finetuning_task import head_layers
 
 # Label id of positions left out of the loss and metrics: special tokens,
 # padding and every WordPiece of a word but its first.
@@ -48,23 +50,13 @@ class BertTokenClassifier(FinetuningTask):
                 f"{num_classes}."
             )
         # === Layers ===
-        head_dropout = keras.layers.Dropout(
-            dropout, dtype=backbone.dtype_policy, name="token_classifier_dropout"
-        )
-        head = keras.layers.Dense(
-            num_classes,
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=backbone.initializer_range
-            ),
-            dtype=backbone.dtype_policy,
-            name="token_classifier_head",
+        head_dropout, head = head_layers(
+            backbone, num_classes, dropout, name="token_classifier"
         )
         # === Functional model ===
         inputs = backbone.input
         sequence = backbone(inputs)["sequence_output"]
-        outputs = keras.layers.Activation(
-            "linear", dtype="float32", name="logits"
-        )(head(head_dropout(sequence)))
+        outputs = float32_logits(head(head_dropout(sequence)))
         super().__init__(
             inputs=inputs,
             outputs=outputs,

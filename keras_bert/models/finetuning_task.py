@@ -4,6 +4,32 @@ from keras_bert.models.task import Task
 from keras_bert.training.finetune_recipe import finetune_optimizer
 
 
+def head_layers(backbone, units, dropout, name):
+    """The dropout and dense layers of a task head, named `{name}_dropout`
+    and `{name}_head` (checkpoint conversion finds the head by that name).
+
+    The kernel starts as the backbone's do (truncated normal with its
+    `initializer_range`), and both layers follow its dtype policy.
+    """
+    head_dropout = keras.layers.Dropout(
+        dropout, dtype=backbone.dtype_policy, name=f"{name}_dropout"
+    )
+    head = keras.layers.Dense(
+        units,
+        kernel_initializer=keras.initializers.TruncatedNormal(
+            stddev=backbone.initializer_range
+        ),
+        dtype=backbone.dtype_policy,
+        name=f"{name}_head",
+    )
+    return head_dropout, head
+
+
+def float32_logits(x):
+    # Logits in float32 so the loss is stable under mixed precision.
+    return keras.layers.Activation("linear", dtype="float32", name="logits")(x)
+
+
 class FinetuningTask(Task):
     """Base of the fine-tuning heads: the paper's `compile()` and raw input.
 

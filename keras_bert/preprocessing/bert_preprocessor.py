@@ -34,6 +34,8 @@ class BertPreprocessor(PreprocessingLayer):
     ['padding_mask', 'segment_ids', 'token_ids']
     """
 
+    nested_config_keys = ("tokenizer",)
+
     def __init__(
         self,
         tokenizer,
@@ -93,21 +95,9 @@ class BertPreprocessor(PreprocessingLayer):
         config = super().get_config()
         config.update(
             {
-                "tokenizer": keras.saving.serialize_keras_object(
-                    self.tokenizer
-                ),
                 "sequence_length": self.sequence_length,
                 "truncate": self.truncate,
                 "dynamic_padding": self.dynamic_padding,
             }
         )
         return config
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config.get("tokenizer"), dict):
-            config["tokenizer"] = keras.saving.deserialize_keras_object(
-                config["tokenizer"]
-            )
-        return cls(**config)

@@ -146,12 +146,34 @@ class PreprocessingLayer(keras.layers.Layer):
         **kwargs: standard `keras.layers.Layer` arguments (e.g. `name`).
     """
 
+    # Constructor arguments that are Keras objects themselves (a tokenizer):
+    # `get_config` serializes them and `from_config` rebuilds them.
+    nested_config_keys = ()
+
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         # Keras must not turn TF string/ragged tensors into backend tensors.
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.built = True
+
+    def get_config(self):
+        config = super().get_config()
+        for key in self.nested_config_keys:
+            config[key] = keras.saving.serialize_keras_object(
+                getattr(self, key)
+            )
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        for key in cls.nested_config_keys:
+            if isinstance(config.get(key), dict):
+                config[key] = keras.saving.deserialize_keras_object(
+                    config[key]
+                )
+        return cls(**config)
 
     def compute_output_spec(self, *args, **kwargs):
         raise NotImplementedError(

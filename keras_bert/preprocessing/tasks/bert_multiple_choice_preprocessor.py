@@ -30,6 +30,8 @@ class BertMultipleChoicePreprocessor(PreprocessingLayer):
     (1, 3, 6)
     """
 
+    nested_config_keys = ("tokenizer",)
+
     def __init__(self, tokenizer, sequence_length=128,
                  truncate="longest_first", **kwargs):
         super().__init__(**kwargs)
@@ -75,20 +77,8 @@ class BertMultipleChoicePreprocessor(PreprocessingLayer):
         config = super().get_config()
         config.update(
             {
-                "tokenizer": keras.saving.serialize_keras_object(
-                    self.tokenizer
-                ),
                 "sequence_length": self.sequence_length,
                 "truncate": self.truncate,
             }
         )
         return config
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config.get("tokenizer"), dict):
-            config["tokenizer"] = keras.saving.deserialize_keras_object(
-                config["tokenizer"]
-            )
-        return cls(**config)

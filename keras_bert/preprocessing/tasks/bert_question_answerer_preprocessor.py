@@ -62,6 +62,8 @@ class BertQuestionAnswererPreprocessor(PreprocessingLayer):
     ((2, 12), [0, 0])
     """
 
+    nested_config_keys = ("tokenizer",)
+
     def __init__(self, tokenizer, sequence_length=384, doc_stride=128,
                  max_query_length=64, **kwargs):
         super().__init__(**kwargs)
@@ -233,21 +235,9 @@ class BertQuestionAnswererPreprocessor(PreprocessingLayer):
         config = super().get_config()
         config.update(
             {
-                "tokenizer": keras.saving.serialize_keras_object(
-                    self.tokenizer
-                ),
                 "sequence_length": self.sequence_length,
                 "doc_stride": self.doc_stride,
                 "max_query_length": self.max_query_length,
             }
         )
         return config
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config.get("tokenizer"), dict):
-            config["tokenizer"] = keras.saving.deserialize_keras_object(
-                config["tokenizer"]
-            )
-        return cls(**config)

@@ -51,6 +51,8 @@ class BertTokenClassifierPreprocessor(PreprocessingLayer):
     [[-100, 1, 0, 0, 2, -100, -100, -100]]
     """
 
+    nested_config_keys = ("tokenizer",)
+
     def __init__(self, tokenizer, sequence_length=128, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(tokenizer, BertTokenizer):
@@ -137,19 +139,7 @@ class BertTokenClassifierPreprocessor(PreprocessingLayer):
         config = super().get_config()
         config.update(
             {
-                "tokenizer": keras.saving.serialize_keras_object(
-                    self.tokenizer
-                ),
                 "sequence_length": self.sequence_length,
             }
         )
         return config
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config.get("tokenizer"), dict):
-            config["tokenizer"] = keras.saving.deserialize_keras_object(
-                config["tokenizer"]
-            )
-        return cls(**config)
