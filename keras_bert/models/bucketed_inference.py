@@ -1,0 +1,71 @@
+"""Inference over many rows with little padding and few compiled shapes."""
+
+import keras
+import numpy as np
+from keras import ops
+
+
+def predict_bucketed(model, x, batch_size=32, bucket_lengths=None):
+    """Runs `model` (a `BertBackbone`) on length-sorted, bucketed batches.
+
+    See `BertBackbone.predict_bucketed`, which calls this.
+    """
+    x = {key: np.asarray(ops.convert_to_numpy(x[key])) for key in
+         ("token_ids", "segment_ids", "padding_mask")}
+    mask = x["padding_mask"] != 0
+    num_rows, length = mask.shape
+    # Last real position + 1, so a mask with holes is never cut short.
+    lengths = np.where(mask.any(axis=1),
+                       length - np.argmax(mask[:, ::-1], axis=1), 1)
+    if bucket_lengths is None:
+        bucket_lengths = list(range(16, 128, 16)) + list(
+            range(128, model.max_sequence_length + 1, 128))
+    buckets = sorted({b for b in bucket_lengths if b < length} | {length})
+    order = np.argsort(lengths, kind="stable")
+    results = None
+    for start in range(0, num_rows, batch_size):
+        rows = order[start:start + batch_size]
+        if num_rows > batch_size and len(rows) < batch_size:
+            rows = np.concatenate(
+                [rows, np.repeat(rows[-1:], batch_size - len(rows))])
+        bucket = buckets[np.searchsorted(buckets, lengths[rows].max())]
+        outputs = model.predict_on_batch(
+            {key: value[rows, :bucket] for key, value in x.items()})
+        if results is None:
+            results = keras.tree.map_structure(
+                lambda out: np.zeros(
+                    (num_rows,) + _unbucketed_shape(out, bucket, length),
+                    out.dtype),
+                outputs)
+        real = min(len(rows), num_rows - start)
+        keras.tree.map_structure(
+            lambda result, out: _write_rows(
+                result, out[:real], rows[:real], bucket),
+            results, outputs)
+    # Inside a bucket, padded positions hold the model's (meaningless)
+    # values; zero them so the result does not depend on the bucket.
+    for key in ("sequence_output", "hidden_states"):
+        for value in keras.tree.flatten(results.get(key, [])):
+            value[~mask] = 0
+    return results
+
+
+
+def _length_axes(out, bucket):
+    """Axes of a batch output that run over positions (size == bucket)."""
+    if out.ndim == 4:  # attentions: (batch, heads, queries, keys)
+        return (2, 3)
+    return (1,) if out.ndim == 3 and out.shape[1] == bucket else ()
+
+
+def _unbucketed_shape(out, bucket, length):
+    axes = _length_axes(out, bucket)
+    return tuple(length if axis in axes else size
+                 for axis, size in enumerate(out.shape) if axis > 0)
+
+
+def _write_rows(result, out, rows, bucket):
+    index = (rows,) + tuple(
+        slice(0, bucket) if axis in _length_axes(out, bucket) else slice(None)
+        for axis in range(1, out.ndim))
+    result[index] = out
