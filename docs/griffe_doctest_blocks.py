@@ -1,4 +1,9 @@
-"""Griffe extension: show `>>>` examples as Python console code blocks.
+"""Build-time extensions of the docs site (both loaded by mkdocs.yml).
+
+1. A griffe extension that fences `>>>` examples as pycon code blocks.
+2. A MkDocs hook that turns the TeX of equations into MathML (below).
+
+Griffe extension: show `>>>` examples as Python console code blocks.
 
 keras_bert docstrings put their runnable examples after an "Example:"
 line without indenting them, so the Google parser reads them as plain
@@ -32,3 +37,4 @@ class DoctestBlocks(griffe.Extension):
     def on_instance(self, *, obj, **kwargs):
         if obj.docstring is not None and ">>>" in obj.docstring.value:
             obj.docstring.value = fence_doctests(obj.docstring.value)
+

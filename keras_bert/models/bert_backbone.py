@@ -51,7 +51,8 @@ class BertBackbone(keras.Model):
         dtype: str or `keras.DTypePolicy`. E.g. "float32", "mixed_bfloat16".
 
     Example:
-    >>>     >>> model = BertBackbone(vocabulary_size=100, num_layers=2, num_heads=2,
+    >>> import numpy as np
+    >>> model = BertBackbone(vocabulary_size=100, num_layers=2, num_heads=2,
     ...                      hidden_dim=16, intermediate_dim=32)
     >>> inputs = {"token_ids": np.array([[2, 8, 9, 3, 0]]),
     ...           "segment_ids": np.zeros((1, 5), "int32"),
@@ -278,7 +279,8 @@ class BertBackbone(keras.Model):
             `sequence_output` and `hidden_states` (and attentions).
 
         Example:
-        >>>         >>> model = BertBackbone(vocabulary_size=100, num_layers=1,
+        >>> import numpy as np
+        >>> model = BertBackbone(vocabulary_size=100, num_layers=1,
         ...                      num_heads=2, hidden_dim=8, intermediate_dim=16)
         >>> x = {"token_ids": np.array([[2, 5, 3, 0], [2, 3, 0, 0]]),
         ...      "segment_ids": np.zeros((2, 4), "int32"),

@@ -51,6 +51,7 @@ def test_api_reference_covers_subpackages():
     import keras_bert.metrics
     import keras_bert.preprocessing
     import keras_bert.preprocessing.tasks
+    import keras_bert.training
     import keras_bert.visualization
 
     documented = {path.rsplit(".", 1)[-1] for path in _api_directives()}
@@ -61,7 +62,7 @@ def test_api_reference_covers_subpackages():
                         keras_bert.layers, keras_bert.metrics,
                         keras_bert.preprocessing,
                         keras_bert.preprocessing.tasks,
-                        keras_bert.visualization)
+                        keras_bert.training, keras_bert.visualization)
     }
     missing = {k: v for k, v in missing.items() if v}
     assert not missing, f"names without an API entry: {missing}"
