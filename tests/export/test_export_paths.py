@@ -81,12 +81,14 @@ class ExportPathTest(TestCase):
 
     @skip_unless_backend("tensorflow")
     def test_failed_export_leaves_the_target_as_it_was(self):
-        def write_half_then_fail(obj, export_dir, **kwargs):
+        def write_half_then_fail(archive, export_dir, **kwargs):
             with open(os.path.join(export_dir, "saved_model.pb"), "w") as f:
                 f.write("half")
             raise OSError("disk full")
 
-        failing_write = mock.patch.object(tf.saved_model, "save",
+        # The backend's archive class, whose write_out the export calls.
+        archive_class = type(keras.export.ExportArchive())
+        failing_write = mock.patch.object(archive_class, "write_out",
                                           write_half_then_fail)
         with failing_write, pytest.raises(OSError, match="disk full"):
             export_saved_model(self.regressor, self.target,
