@@ -7,7 +7,6 @@ and any heads the task has) are checked and assigned in one pass.
 """
 
 import collections
-import importlib
 import inspect
 import logging
 import os
@@ -20,6 +19,7 @@ from keras_bert.checkpoints.config_conversion import (
 from keras_bert.checkpoints.name_mapping import google_to_canonical_names
 from keras_bert.checkpoints.name_mapping import normalize_huggingface_names
 from keras_bert.checkpoints.weight_conversion import load_state_into_model
+from keras_bert.serialization import import_config_module
 
 logger = logging.getLogger("keras_bert.checkpoints")
 
@@ -73,12 +73,8 @@ def _split_kwargs(kwargs):
 
 
 def _preset_config(path):
-    config = files.read_json(os.path.join(path, "config.json"))
-    module = config.get("module") or ""
-    if module.startswith("keras_bert."):
-        # Importing the module registers the class for deserialization.
-        importlib.import_module(module)
-    return config
+    return import_config_module(
+        files.read_json(os.path.join(path, "config.json")))
 
 
 def load_preset_model(path, load_weights=True, backbone_overrides=None,

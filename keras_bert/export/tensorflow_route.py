@@ -14,7 +14,6 @@ serialization, and the parent may hold the accelerator. Nothing but the
 export target is written outside the temporary directory.
 """
 
-import importlib
 import json
 import os
 import subprocess
@@ -22,6 +21,8 @@ import sys
 import tempfile
 
 import keras
+
+from keras_bert.serialization import deserialize
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -74,14 +75,6 @@ def export_in_tensorflow(artifact, model, path, overwrite, preprocessor,
         )
 
 
-def _deserialize(config):
-    module = config.get("module") or ""
-    if module.startswith("keras_bert."):
-        # Importing the module registers the class with Keras.
-        importlib.import_module(module)
-    return keras.saving.deserialize_keras_object(config)
-
-
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if keras.config.backend() != "tensorflow":
@@ -90,14 +83,10 @@ def main(argv=None):
         request = json.load(f)
     from keras_bert.checkpoints import load_preset_model
 
-    # Register every keras_bert class a nested config may name (a task's
-    # preprocessor and its tokenizer) before rebuilding the model.
-    importlib.import_module("keras_bert.export.model_kinds")
-    importlib.import_module("keras_bert.preprocessing.tasks")
     model = load_preset_model(request["preset"])
     preprocessor = request["preprocessor"]
     if preprocessor is not None:
-        preprocessor = _deserialize(preprocessor)
+        preprocessor = deserialize(preprocessor)
     options = dict(request["options"], overwrite=request["overwrite"],
                    verbose=False)
     if request["artifact"] == "saved_model":

@@ -1,5 +1,7 @@
 import keras
 
+from keras_bert.serialization import deserialize
+
 
 class Task(keras.Model):
     """Base for task models: a `BertBackbone`, a head, an optional preprocessor.
@@ -32,7 +34,7 @@ class Task(keras.Model):
         config = dict(config)
         for key in ("backbone", "preprocessor"):
             if isinstance(config.get(key), dict):
-                config[key] = keras.saving.deserialize_keras_object(config[key])
+                config[key] = deserialize(config[key])
         return cls(**config)
 
     @classmethod

@@ -21,6 +21,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.serialization import deserialize
+
 _STATE = threading.local()
 
 if keras.config.backend() != "tensorflow":
@@ -170,9 +172,7 @@ class PreprocessingLayer(keras.layers.Layer):
         config = dict(config)
         for key in cls.nested_config_keys:
             if isinstance(config.get(key), dict):
-                config[key] = keras.saving.deserialize_keras_object(
-                    config[key]
-                )
+                config[key] = deserialize(config[key])
         return cls(**config)
 
     def compute_output_spec(self, *args, **kwargs):
