@@ -115,7 +115,7 @@ class BertQuestionAnswerer(FinetuningTask):
                 "preprocessor=BertQuestionAnswererPreprocessor(...)."
             )
         windows = self.preprocessor.windows(questions, contexts)
-        logits = self.predict(windows.inputs, batch_size=batch_size, **kwargs)
+        logits = self.predict(windows["inputs"], batch_size=batch_size, **kwargs)
         return self.preprocessor.best_answers(
             windows, logits, contexts, n_best_size=n_best_size,
             max_answer_length=max_answer_length,

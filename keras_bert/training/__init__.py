@@ -20,6 +20,7 @@ _EXPORTS = {
     "PretrainingCheckpoint": "pretraining_checkpoint",
     "PretrainingLogger": "pretraining_logger",
     "plot_loss_curves": "loss_curves",
+    "plot_finetuning_curves": "loss_curves",
     "unigram_counts": "pretraining_evaluation",
     "evaluate_pretraining": "pretraining_evaluation",
     "fill_mask": "fill_mask",

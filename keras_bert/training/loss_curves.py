@@ -1,4 +1,4 @@
-"""Plots the loss and accuracy curves of a run from its metrics file."""
+"""Plots the loss and metric curves of a run from its metrics rows."""
 
 import json
 
@@ -24,12 +24,8 @@ def plot_loss_curves(rows, path, title="BERT pretraining", baselines=None):
             `{"mlm_loss": 6.1, "mlm_accuracy": 0.05, "nsp_accuracy": 0.5}`
             for the unigram and chance levels.
     """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = _pyplot()
+    if plt is None:
         return False
     baselines = baselines or {}
     steps = [row["step"] for row in rows]
@@ -46,15 +42,63 @@ def plot_loss_curves(rows, path, title="BERT pretraining", baselines=None):
                              label=f"{name.upper()} {_baseline_name(name)}")
     losses.set_ylabel("cross-entropy (nats)")
     accuracies.set_ylabel("accuracy")
-    for axis in (losses, accuracies):
-        axis.set_xlabel("step")
+    _finish(plt, figure, (losses, accuracies), "step", title, path)
+    return True
+
+
+def plot_finetuning_curves(rows, path, title="BERT fine-tuning"):
+    """Draws the losses (left) and validation scores (right) per epoch.
+
+    Needs matplotlib; returns False without drawing when it is missing.
+
+    Args:
+        rows: list of dicts with "epoch", "loss" and optionally "val_loss"
+            and `val_*` scores (percentages), one per epoch.
+        path: str. Output image (.png).
+        title: str. Figure title.
+    """
+    plt = _pyplot()
+    if plt is None:
+        return False
+    epochs = [row["epoch"] for row in rows]
+    figure, (losses, scores) = plt.subplots(1, 2, figsize=(11, 4))
+    for key, label in (("loss", "train loss"),
+                       ("val_loss", "validation loss")):
+        if key in rows[-1]:
+            losses.plot(epochs, [row.get(key) for row in rows], marker="o",
+                        label=label)
+    for key in rows[-1]:
+        if key.startswith("val_") and key not in ("val_loss", "val_mse"):
+            scores.plot(epochs, [row.get(key) for row in rows], marker="o",
+                        label=key[len("val_"):].replace("_", " "))
+    losses.set_ylabel("loss")
+    scores.set_ylabel("validation score (%)")
+    for axis in (losses, scores):
+        axis.xaxis.get_major_locator().set_params(integer=True)
+    _finish(plt, figure, (losses, scores), "epoch", title, path)
+    return True
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only: no display on servers
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
+def _finish(plt, figure, axes, xlabel, title, path):
+    for axis in axes:
+        axis.set_xlabel(xlabel)
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)
     figure.suptitle(title)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
-    return True
 
 
 def _baseline_name(head):

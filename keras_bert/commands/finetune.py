@@ -1,0 +1,279 @@
+"""`keras-bert finetune`: fine-tunes a pretrained BERT on labelled files.
+
+    keras-bert finetune --task classify --train sst2/train.tsv \
+        --validation sst2/dev.tsv --model bert-base-uncased/ \
+        --output runs/sst2 --text-column sentence
+
+Tasks: classify (one text), pair (two texts), regress (a number for a
+text or a pair), ner (CoNLL column files), squad (SQuAD v1.1 JSON) and
+choice (a prompt and one column per choice). Training follows the paper:
+AdamW, linear warmup over the first 10% of the steps, linear decay to 0.
+After every epoch the validation file is scored (accuracy/F1, entity F1,
+EM/F1, ...); the best epoch's model is kept as a preset in OUTPUT/best
+with its label names (finetune.json), for `keras-bert predict` and
+`keras-bert evaluate`. OUTPUT also gets metrics.csv and metrics.jsonl (a
+row per epoch), results.json and curves.png.
+"""
+
+import csv
+import json
+import math
+import os
+import time
+
+import keras
+
+from keras_bert.commands import evaluate as task_files
+
+DEFAULT_SEQUENCE_LENGTH = {"squad": 384}
+
+
+def add_parser(subparsers):
+    from keras_bert.training.distribution import add_distribution_arguments
+
+    parser = subparsers.add_parser(
+        "finetune",
+        help="fine-tune BERT on a labelled file (classify, pair, regress, "
+        "ner, squad, choice)",
+        description=__doc__.split("\n\n", 2)[2],
+    )
+    parser.add_argument("--task", choices=task_files.TASKS, required=True)
+    parser.add_argument("--train", required=True, metavar="FILE",
+                        help="TSV/CSV/JSONL (CoNLL for ner, SQuAD JSON for "
+                        "squad)")
+    parser.add_argument("--validation", required=True, metavar="FILE")
+    parser.add_argument("--model", required=True, metavar="PRESET_DIR",
+                        help="pretrained checkpoint with its vocabulary "
+                        "(Hugging Face, Google or keras_bert directory)")
+    parser.add_argument("--output", required=True, metavar="DIR")
+    task_files.add_data_arguments(parser)
+    training = parser.add_argument_group("training")
+    training.add_argument("--epochs", type=int, default=3)
+    training.add_argument("--batch-size", type=int, default=32,
+                          help="examples per device and step")
+    training.add_argument("--sequence-length", type=int,
+                          help="tokens per example (default 128; squad 384)")
+    training.add_argument("--learning-rate", type=float, default=5e-5,
+                          help="peak rate (the paper: 2e-5 to 5e-5)")
+    training.add_argument("--warmup-ratio", type=float, default=0.1)
+    training.add_argument("--weight-decay", type=float, default=0.01)
+    training.add_argument("--doc-stride", type=int, default=128,
+                          help="squad: tokens between window starts")
+    training.add_argument("--seed", type=int, default=0)
+    add_distribution_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def build_task_model(task, backbone, tokenizer, sequence_length,
+                     num_labels=None, num_choices=None, doc_stride=128):
+    """The task model for `task` on `backbone`, with its preprocessor."""
+    import keras_bert
+
+    if task in ("classify", "pair", "regress"):
+        return keras_bert.BertClassifier(
+            backbone, num_classes=1 if task == "regress" else num_labels,
+            preprocessor=keras_bert.BertPreprocessor(tokenizer,
+                                                     sequence_length))
+    if task == "ner":
+        return keras_bert.BertTokenClassifier(
+            backbone, num_classes=num_labels,
+            preprocessor=keras_bert.BertTokenClassifierPreprocessor(
+                tokenizer, sequence_length))
+    if task == "choice":
+        return keras_bert.BertMultipleChoice(
+            backbone, num_choices=num_choices,
+            preprocessor=keras_bert.BertMultipleChoicePreprocessor(
+                tokenizer, sequence_length))
+    # BERT's 64-piece questions in 384 tokens; the same share when shorter.
+    query = min(64, sequence_length // 6)
+    room = sequence_length - query - 3
+    return keras_bert.BertQuestionAnswerer(
+        backbone, preprocessor=keras_bert.BertQuestionAnswererPreprocessor(
+            tokenizer, sequence_length, max_query_length=query,
+            # Windows overlap by at least half, so an answer near one
+            # window's edge is whole in the next.
+            doc_stride=max(1, min(doc_stride, room // 2))))
+
+
+def fit_data(task, model, data):
+    """`(x, y)` for `model.fit`: raw input, or squad's labelled windows."""
+    if task != "squad":
+        return data["x"], data["y"]
+    questions = data["questions"]
+    windows = model.preprocessor.windows(
+        [q["question"] for q in questions], [q["context"] for q in questions],
+        answers=[(q["answers"][0]["answer_start"], q["answers"][0]["text"])
+                 for q in questions])
+    return windows["inputs"], windows["labels"]
+
+
+class _EpochScores(keras.callbacks.Callback):
+    """Scores the validation file after each epoch and logs it as `val_*`
+    (so the progress bar and History, which run after it, show it), saves
+    the model when the monitored score is the best so far, and rewrites
+    the metrics files."""
+
+    def __init__(self, evaluate, monitor, save, output_dir):
+        super().__init__()
+        self.evaluate, self.monitor, self.save = evaluate, monitor, save
+        self.output_dir = output_dir
+        self.rows, self.best = [], None
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = {} if logs is None else logs
+        scores = self.evaluate()
+        logs.update({f"val_{k}": float(v) for k, v in scores.items()
+                     if k != "count" and not k.startswith("num_")})
+        row = {"epoch": epoch + 1, **{k: float(v) for k, v in logs.items()}}
+        self.rows.append(row)
+        key = f"val_{self.monitor}"
+        if self.best is None or row[key] > self.best[key]:
+            self.best = row
+            if self.output_dir:
+                self.save(row)
+        if self.output_dir:
+            write_metrics(self.rows, self.output_dir)
+
+
+def write_metrics(rows, output_dir):
+    """metrics.jsonl and metrics.csv: one row per epoch."""
+    with open(os.path.join(output_dir, "metrics.jsonl"), "w") as handle:
+        handle.writelines(json.dumps(row) + "\n" for row in rows)
+    names = list(dict.fromkeys(key for row in rows for key in row))
+    with open(os.path.join(output_dir, "metrics.csv"), "w",
+              newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=names)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _check_output(output):
+    best = os.path.join(output, "best")
+    if os.path.isdir(best) and os.listdir(best) and not os.path.isfile(
+            os.path.join(best, "config.json")):
+        raise task_files.UsageError(
+            f"{best} holds files that are not a model; choose another "
+            "--output.")
+    os.makedirs(output, exist_ok=True)
+
+
+def _load_pretrained(path):
+    from keras_bert import checkpoints
+    from keras_bert.models.bert_backbone import BertBackbone
+    from keras_bert.preprocessing import BertTokenizer
+
+    if not os.path.isdir(path):
+        raise checkpoints.CheckpointError(
+            f"--model {path}: no such directory; give a BERT checkpoint "
+            "folder with its vocab.txt (Hugging Face, Google or keras_bert).")
+    return BertBackbone.from_preset(path), BertTokenizer.from_preset(path)
+
+
+def _print_plan(args, train, validation, names, model, length, steps,
+                batch_size, windows=None):
+    backbone = model.backbone
+    print(f"keras-bert finetune --task {args.task} on "
+          f"{keras.config.backend()} -> {args.output}")
+    print(f"train: {train['count']:,} examples ({args.train})"
+          + (f" in {windows:,} windows" if windows else "")
+          + f"; validation: {validation['count']:,} ({args.validation})"
+          + (f"; labels: {', '.join(names)}" if names else ""))
+    print(f"model: {backbone.num_layers} layers, hidden "
+          f"{backbone.hidden_dim}, {model.count_params():,} parameters; "
+          f"{length} tokens per example")
+    print(f"training: {args.epochs} epochs, {steps:,} steps of {batch_size}, "
+          f"AdamW, peak lr {args.learning_rate:g}, {args.warmup_ratio:.0%} "
+          "warmup, linear decay")
+
+
+def _write_results(path, args, info, train, validation, rows, best,
+                   seconds):
+    with open(path, "w") as handle:
+        json.dump({**info, "validation": args.validation,
+                   "backend": keras.config.backend(),
+                   "train_examples": train["count"],
+                   "validation_examples": validation["count"],
+                   "recipe": {k: getattr(args, k) for k in (
+                       "epochs", "batch_size", "learning_rate",
+                       "warmup_ratio", "weight_decay", "seed")},
+                   "best": best, "epochs": rows, "seconds": round(seconds, 1)},
+                  handle, indent=2)
+
+
+def _finetune(args):
+    from keras_bert.checkpoints import save_to_preset
+    from keras_bert.commands.predict import save_task_info
+    from keras_bert.training import distribution
+
+    started = time.perf_counter()
+    keras.utils.set_random_seed(args.seed)
+    task = args.task
+    columns = task_files.resolve_columns(task, args)
+    train, validation = (
+        task_files.read_task_data(task, path, columns, args.max_examples)
+        for path in (args.train, args.validation))
+    names = task_files.label_names(task, train, columns, args.labels)
+    for data in (train, validation):
+        data["y"] = task_files.encode_labels(task, data, names, columns)
+    engine = distribution.distribution_from_args(args)
+    chief = distribution.is_chief(engine)
+    output = args.output if chief else None
+    if output:
+        _check_output(output)
+    batch_size = distribution.global_batch_size(args.batch_size, engine)
+    with distribution.distribution_scope(engine):
+        backbone, tokenizer = _load_pretrained(args.model)
+        length = min(args.sequence_length or DEFAULT_SEQUENCE_LENGTH.get(
+            task, 128), backbone.max_sequence_length)
+        model = build_task_model(
+            task, backbone, tokenizer, length, len(names or ()),
+            len(columns["choices"] or ()), args.doc_stride)
+        x, y = fit_data(task, model, train)
+        steps = math.ceil(len(y) / batch_size) * args.epochs
+        # Scores come from keras_bert.metrics each epoch, not Keras metrics.
+        model.compile(learning_rate=args.learning_rate, num_train_steps=steps,
+                      warmup_ratio=args.warmup_ratio,
+                      weight_decay=args.weight_decay, metrics=[])
+        _print_plan(args, train, validation, names, model, length, steps,
+                    batch_size, windows=len(y) if task == "squad" else None)
+        info = {"task": task, "labels": names, "columns": columns,
+                "sequence_length": length, "train": args.train}
+        best_dir = os.path.join(args.output, "best")
+
+        def save(row):
+            save_to_preset(model, best_dir)
+            save_task_info(best_dir, {**info, "epoch": row["epoch"],
+                                      "scores": row})
+
+        monitor = task_files.MONITOR[task]
+        callback = _EpochScores(
+            lambda: task_files.score(model, task, validation, names,
+                                     batch_size),
+            monitor, save, output)
+        validation_data = (None if task == "squad"
+                           else (validation["x"], validation["y"]))
+        model.fit(x, y, batch_size=batch_size, epochs=args.epochs,
+                  validation_data=validation_data, callbacks=[callback])
+    best = callback.best
+    print(f"best epoch {best['epoch']} of {args.epochs}: " + ", ".join(
+        f"{k[4:]} {v:.2f}" for k, v in best.items()
+        if k.startswith("val_") and k != "val_loss"))
+    if not output:
+        return 0
+    from keras_bert.training.loss_curves import plot_finetuning_curves
+
+    plotted = plot_finetuning_curves(
+        callback.rows, os.path.join(output, "curves.png"),
+        f"keras-bert finetune --task {task}")
+    _write_results(os.path.join(output, "results.json"), args, info, train,
+                   validation, callback.rows, best,
+                   time.perf_counter() - started)
+    print(f"model: {best_dir}  (keras-bert predict --model {best_dir})")
+    print(f"logs: {output}/metrics.csv, metrics.jsonl, results.json"
+          + (", curves.png" if plotted else " (no plot: pip install "
+             "matplotlib)"))
+    return 0
+
+
+def run(args):
+    return task_files.report_errors("finetune", _finetune, args)

@@ -1,0 +1,214 @@
+"""`keras-bert predict`: runs a fine-tuned model on raw text.
+
+    echo "a gripping, beautifully acted film" | \
+        keras-bert predict --model runs/sst2/best
+    keras-bert predict --model runs/squad/best --input questions.tsv
+
+One example per input line (blank lines are skipped), its fields separated
+by tabs: the text (classify, regress); text and second text (pair); the
+words, separated by spaces (ner); question and context (squad); prompt
+and then each choice (choice). One line of output per example: the label
+and its probability (classify, pair), the score (regress), `word/TAG`
+pairs (ner), the answer text (squad; empty when no span is valid), the
+index, probability and text of the best choice (choice). `--format json`
+prints one JSON object per example with every probability.
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+
+# Written into a fine-tuned preset: the task, label names and columns.
+TASK_FILE = "finetune.json"
+
+_FIELDS = {"classify": ("text",), "pair": ("text", "text pair"),
+           "squad": ("question", "context"), "ner": ("words",)}
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "predict",
+        help="run a fine-tuned model on text from a file or stdin",
+        description=__doc__.split("\n\n", 2)[2],
+    )
+    parser.add_argument("--model", required=True, metavar="DIR",
+                        help="a fine-tuned preset (e.g. OUTPUT/best)")
+    parser.add_argument("--input", metavar="FILE",
+                        help="examples, one a line (default: stdin)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.set_defaults(func=run)
+
+
+def _model_task(model):
+    """The task of a task preset saved without a finetune.json."""
+    from keras_bert.checkpoints import CheckpointError
+
+    kind = type(model).__name__
+    if kind == "BertClassifier":
+        return "regress" if model.num_classes == 1 else "classify"
+    tasks = {"BertTokenClassifier": "ner", "BertQuestionAnswerer": "squad",
+             "BertMultipleChoice": "choice"}
+    if kind not in tasks:
+        raise CheckpointError(
+            f"The preset holds a {kind}, not a fine-tuned task model; give "
+            "the OUTPUT/best directory of `keras-bert finetune`.")
+    return tasks[kind]
+
+
+def read_task_info(model_dir):
+    """The finetune.json of a fine-tuned preset ("task", "labels",
+    "columns"), or None when the directory has none."""
+    from keras_bert.checkpoints import CheckpointError
+
+    if not os.path.isdir(model_dir):
+        raise CheckpointError(f"--model {model_dir}: no such directory.")
+    path = os.path.join(model_dir, TASK_FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def load_finetuned(model_dir):
+    """`(model, info)`: a fine-tuned preset's model and its task info.
+
+    `info` is the preset's finetune.json (see `read_task_info`); without
+    one (a task preset saved from Python) the task follows the model class
+    and the labels are "LABEL_0", "LABEL_1", ...
+    """
+    from keras_bert import checkpoints
+
+    info = read_task_info(model_dir)
+    model = checkpoints.load_preset_model(model_dir)
+    if getattr(model, "preprocessor", None) is None:
+        raise checkpoints.CheckpointError(
+            f"{model_dir}: the model has no preprocessor, so it cannot read "
+            "text; fine-tune with `keras-bert finetune`, or attach a "
+            "preprocessor before saving.")
+    if info is None:
+        count = getattr(model, "num_classes", 0)
+        choices = [f"choice {i}" for i in range(
+            getattr(model, "num_choices", 0))]
+        info = {"task": _model_task(model), "columns": {"choices": choices},
+                "labels": [f"LABEL_{i}" for i in range(count)]}
+    return model, info
+
+
+def save_task_info(model_dir, info):
+    """Writes `info` as the finetune.json of a fine-tuned preset."""
+    with open(os.path.join(model_dir, TASK_FILE), "w",
+              encoding="utf-8") as handle:
+        json.dump(info, handle, indent=2)
+        handle.write("\n")
+
+
+def _read_rows(path, info):
+    """The tab-separated fields of each non-blank line, checked per task."""
+    from keras_bert.preprocessing.tasks import DataFileError
+
+    source, task, columns = path or "stdin", info["task"], info["columns"]
+    if path:
+        if not os.path.isfile(path):
+            raise DataFileError(f"{path}: no such file.")
+        with open(path, encoding="utf-8-sig") as handle:
+            lines = handle.read().splitlines()
+    else:
+        lines = sys.stdin.read().splitlines()
+    if task == "choice":
+        names = ("prompt", *columns["choices"])
+    elif task == "regress":
+        names = _FIELDS["pair" if columns.get("text_pair") else "classify"]
+    else:
+        names = _FIELDS[task]
+    rows = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        fields = [line] if task == "ner" else line.split("\t")
+        if len(fields) != len(names):
+            raise DataFileError(
+                f"{source}:{number}: {len(fields)} tab-separated fields; "
+                f"--task {task} takes {len(names)}: {', '.join(names)}.")
+        rows.append(fields)
+    if not rows:
+        raise DataFileError(f"{source}: no input lines (one example a line, "
+                            "fields separated by tabs).")
+    return rows
+
+
+def _softmax(logits):
+    exp = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return exp / exp.sum(axis=-1, keepdims=True)
+
+
+def predictions(model, task, rows, labels, batch_size=32):
+    """One dict per row of input fields: what the model predicts for it."""
+    options = {"batch_size": batch_size, "verbose": 0}
+    columns = list(zip(*rows))
+    if task == "squad":
+        answers = model.answer(list(columns[0]), list(columns[1]),
+                               **options)
+        # No valid span scores -inf, which JSON cannot hold: null instead.
+        return [{"answer": a["text"], "start": a["start"], "end": a["end"],
+                 "score": a["score"] if np.isfinite(a["score"]) else None}
+                for a in answers]
+    if task == "ner":
+        words = [fields[0].split() for fields in rows]
+        tags = model.predict_words(words, **options)
+        return [{"words": w, "tags": [labels[i] for i in t]}
+                for w, t in zip(words, tags)]
+    if task == "choice":
+        x = (list(columns[0]), [list(fields[1:]) for fields in rows])
+    else:
+        x = tuple(map(list, columns)) if len(columns) == 2 else list(
+            columns[0])
+    logits = np.asarray(model.predict(x, **options), "float64")
+    if task == "regress":
+        return [{"score": float(value)} for value in logits[:, 0]]
+    probabilities = _softmax(logits)
+    best = probabilities.argmax(-1)
+    if task == "choice":
+        return [{"choice": int(b), "text": fields[1 + b],
+                 "probability": float(p[b]), "probabilities": p.tolist()}
+                for fields, b, p in zip(rows, best, probabilities)]
+    return [{"label": labels[b], "probability": float(p[b]),
+             "probabilities": dict(zip(labels, p.tolist()))}
+            for b, p in zip(best, probabilities)]
+
+
+def format_prediction(task, prediction):
+    """The one-line text form of a prediction."""
+    if task == "squad":
+        return prediction["answer"]
+    if task == "ner":
+        return " ".join(f"{word}/{tag}" for word, tag in
+                        zip(prediction["words"], prediction["tags"]))
+    if task == "regress":
+        return f"{prediction['score']:.4f}"
+    if task == "choice":
+        return (f"{prediction['choice']}\t{prediction['probability']:.4f}\t"
+                f"{prediction['text']}")
+    return f"{prediction['label']}\t{prediction['probability']:.4f}"
+
+
+def _predict(args):
+    # Bad input fails before the (slow) model load when the task is known.
+    info = read_task_info(args.model)
+    rows = _read_rows(args.input, info) if info else None
+    model, info = load_finetuned(args.model)
+    rows = rows or _read_rows(args.input, info)
+    task = info["task"]
+    for prediction in predictions(model, task, rows, info.get("labels"),
+                                  args.batch_size):
+        print(json.dumps(prediction) if args.format == "json"
+              else format_prediction(task, prediction))
+    return 0
+
+
+def run(args):
+    from keras_bert.commands.evaluate import report_errors
+
+    return report_errors("predict", _predict, args)

@@ -1,0 +1,111 @@
+import keras
+import numpy as np
+
+from keras_bert import BertBackbone
+from keras_bert import BertClassifier
+from keras_bert.preprocessing import BertPreprocessor
+from keras_bert.preprocessing import BertTokenizer
+from tests.models.test_bert_backbone import TINY
+from tests.test_case import TestCase
+from tests.test_case import to_numpy
+
+VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "film",
+              "was", "good", "bad", "very", "a", "plot"]
+# The label is whether "good" or "bad" is in the sentence.
+SENTENCES = ["the film was good", "a good plot", "very good", "good film",
+             "the film was bad", "a bad plot", "very bad", "bad film"]
+LABELS = np.array([1, 1, 1, 1, 0, 0, 0, 0])
+
+
+def packed(token_ids, second_from=None):
+    """The backbone's inputs for padded token ids (0 is padding); segment 1
+    from position `second_from` on."""
+    token_ids = np.asarray(token_ids, "int32")
+    padding_mask = (token_ids != 0).astype("int32")
+    segment_ids = np.zeros_like(token_ids)
+    if second_from is not None:
+        segment_ids[:, second_from:] = 1
+    return {"token_ids": token_ids, "segment_ids": segment_ids * padding_mask,
+            "padding_mask": padding_mask}
+
+
+def tiny_backbone(vocabulary_size=50):
+    return BertBackbone(**{**TINY, "vocabulary_size": vocabulary_size})
+
+
+def classifier(num_classes=2, preprocessor=None, vocabulary_size=50):
+    return BertClassifier(tiny_backbone(vocabulary_size),
+                          num_classes=num_classes, dropout=0.0,
+                          preprocessor=preprocessor)
+
+
+class BertClassifierTest(TestCase):
+    def test_output_shape_serialization_and_saving(self):
+        model = classifier(num_classes=3)
+        inputs = packed([[2, 8, 9, 3, 0], [2, 11, 3, 0, 0]])
+        logits = model(inputs)
+        self.assertEqual(tuple(logits.shape), (2, 3))
+        self.assertEqual(keras.backend.standardize_dtype(logits.dtype),
+                         "float32")
+        revived = self.run_serialization_test(model)
+        self.assertEqual((revived.num_classes, revived.dropout), (3, 0.0))
+        self.run_model_saving_test(model, inputs)
+
+    def test_rejects_zero_classes(self):
+        with self.assertRaisesRegex(ValueError, "num_classes must be >= 1"):
+            classifier(num_classes=0)
+
+    def test_regression_head_uses_mean_squared_error(self):
+        model = classifier(num_classes=1)
+        model.compile()
+        self.assertIsInstance(model.loss, keras.losses.MeanSquaredError)
+        inputs = packed([[2, 8, 3, 0], [2, 9, 10, 3], [2, 11, 3, 0]])
+        targets = np.array([0.5, -1.0, 2.0], "float32")
+        scores = to_numpy(model(inputs))
+        self.assertEqual(scores.shape, (3, 1))
+        loss = model.evaluate(inputs, targets, verbose=0, return_dict=True)
+        expected = np.mean((scores[:, 0] - targets) ** 2)
+        self.assertAllClose(loss["loss"], expected, atol=1e-5, rtol=1e-5)
+        self.assertIn("mae", loss)
+
+    def test_classification_head_uses_cross_entropy(self):
+        model = classifier(num_classes=3)
+        model.compile()
+        inputs = packed([[2, 8, 3, 0], [2, 9, 10, 3]])
+        labels = np.array([2, 0])
+        logits = to_numpy(model(inputs)).astype("float64")
+        log_probabilities = logits - np.log(np.exp(logits).sum(-1,
+                                                                keepdims=True))
+        expected = -np.mean(log_probabilities[[0, 1], labels])
+        loss = model.evaluate(inputs, labels, verbose=0, return_dict=True)
+        self.assertAllClose(loss["loss"], expected, atol=1e-5, rtol=1e-5)
+
+    def test_learns_from_raw_strings(self):
+        tokenizer = BertTokenizer(VOCABULARY)
+        model = classifier(
+            preprocessor=BertPreprocessor(tokenizer, sequence_length=8),
+            vocabulary_size=len(VOCABULARY))
+        model.compile(learning_rate=1e-2)
+        # Several steps per epoch: each epoch restarts the tf.data pipeline.
+        history = model.fit(SENTENCES * 8, np.tile(LABELS, 8), batch_size=8,
+                            epochs=5, verbose=0)
+        losses = history.history["loss"]
+        self.assertLess(losses[-1], 0.3 * losses[0])
+        logits = model.predict(SENTENCES, batch_size=8, verbose=0)
+        self.assertEqual(np.argmax(logits, -1).tolist(), LABELS.tolist())
+
+    def test_predict_runs_the_preprocessor_on_strings_and_pairs(self):
+        preprocessor = BertPreprocessor(BertTokenizer(VOCABULARY),
+                                        sequence_length=8)
+        model = classifier(preprocessor=preprocessor,
+                           vocabulary_size=len(VOCABULARY))
+        single = ["the film", "a plot"]
+        pairs = (single, ["was good", "very bad"])
+        for x in (single, pairs):
+            expected = to_numpy(model(preprocessor(x)))
+            actual = model.predict(x, verbose=0)
+            self.assertAllClose(actual, expected, atol=1e-5)
+        # The second segment changes the output: the pair is really packed.
+        difference = model.predict(pairs, verbose=0) - to_numpy(
+            model(preprocessor(single)))
+        self.assertGreater(np.abs(difference).max(), 1e-6)
