@@ -38,14 +38,29 @@ PERFORMANCE_DOC = os.path.join(ROOT, "docs", "performance.md")
 SECTION = "## Tokenization"
 
 
-def _median_rate(run, count, repeats):
-    run()  # warm-up: tracing, thread pools
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return count / statistics.median(times)
+def _timed(run):
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+def _paired_rates(ours_run, theirs_run, count, repeats):
+    """Interleaved: each repeat times both, in an order alternated every
+    repeat, so both see the same machine load. Returns the median rates and
+    the median over repeats of the per-repeat ratio (ours / theirs rate)."""
+    ours_run()  # warm-up: tracing, thread pools
+    theirs_run()
+    ours, theirs = [], []
+    for r in range(repeats):
+        if r % 2:
+            theirs.append(_timed(theirs_run))
+            ours.append(_timed(ours_run))
+        else:
+            ours.append(_timed(ours_run))
+            theirs.append(_timed(theirs_run))
+    ratio = statistics.median(t / o for o, t in zip(ours, theirs))
+    return (count / statistics.median(ours), count / statistics.median(theirs),
+            ratio)
 
 
 def measure_speed(sentences, batch_size, repeats):
@@ -73,9 +88,8 @@ def measure_speed(sentences, batch_size, repeats):
                 return_tensors="np",
             )
 
-    ours = _median_rate(keras_bert_run, len(sentences), repeats)
-    theirs = _median_rate(transformers_run, len(sentences), repeats)
-    return ours, theirs
+    return _paired_rates(keras_bert_run, transformers_run, len(sentences),
+                         repeats)
 
 
 def write_section(table):
@@ -86,7 +100,9 @@ def write_section(table):
     if SECTION in text:  # replace only our section, up to the next "## "
         start = text.index(SECTION)
         end = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + table + (text[end + 1:] if end >= 0 else "")
+        rest = text[end + 1:] if end >= 0 else ""
+        text = text[:start] + table.rstrip("\n") + "\n" + (
+            "\n" + rest if rest else "")
     else:
         text = (text.rstrip() + "\n\n" if text.strip() else
                 "# Performance\n\n") + table
@@ -96,35 +112,53 @@ def write_section(table):
 
 def speed(args):
     sentences = parity_data.sst2_sentences(splits=("train",))
-    rows = []
+    rows, results = [], []
+    load_before = os.getloadavg()
     for batch_size in args.batch_sizes:
-        ours, theirs = measure_speed(sentences, batch_size, args.repeats)
+        ours, theirs, ratio = measure_speed(sentences, batch_size,
+                                            args.repeats)
+        results.append({"batch_size": batch_size, "keras_bert": ours,
+                        "transformers": theirs, "ratio": ratio})
         rows.append(f"| {batch_size} | {ours:,.0f} | {theirs:,.0f} | "
-                    f"{ours / theirs:.2f}x |")
+                    f"{ratio:.2f}x |")
         print(rows[-1], flush=True)
     table = "\n".join([
         SECTION,
         "",
         "Tokenization + packing to 128 tokens (`token_ids`, `segment_ids`, "
         "`padding_mask`) of the 60,614 SST-2 train sentences, sentences per "
-        f"second, median of {args.repeats} runs after a warm-up. keras_bert: "
+        f"second, median of {args.repeats} runs after a warm-up, the two "
+        "libraries timed alternately in each repeat; ratio = median over "
+        "repeats of the per-repeat ratio (above 1: keras_bert faster). "
+        "keras_bert: "
         "`BertPreprocessor` mapped over batches in a `tf.data` pipeline "
         "(`num_parallel_calls=AUTOTUNE`). transformers: `BertTokenizerFast` "
         "called on the same batches (`truncation=True, padding='max_length',"
         " return_tensors='np'`). Same process, same machine "
         f"({os.cpu_count()} CPU cores, {platform.machine()}; TensorFlow "
-        f"{tf.__version__}).",
+        f"{tf.__version__}; load average {load_before[0]:.1f} before, "
+        f"{os.getloadavg()[0]:.1f} after).",
         "",
         "| batch size | keras_bert (sentences/s) | BertTokenizerFast "
         "(sentences/s) | ratio |",
         "| ---: | ---: | ---: | ---: |",
         *rows,
         "",
-        "Reproduce: `.venv/bin/python bench/bench_tokenizer.py`.",
+        "Reproduce: `.venv/bin/python bench/bench_tokenizer.py "
+        f"--repeats {args.repeats}`.",
         "",
     ])
     if args.write:
         write_section(table)
+    if args.output:
+        import json
+
+        os.makedirs(os.path.dirname(os.path.abspath(args.output)),
+                    exist_ok=True)
+        with open(args.output, "w") as f:
+            json.dump({"repeats": args.repeats, "rows": results,
+                       "load_average": [load_before[0], os.getloadavg()[0]]},
+                      f, indent=1)
     print(table)
 
 
@@ -180,6 +214,7 @@ def main():
     parser.add_argument("--batch-sizes", type=int, nargs="+",
                         default=[32, 256, 1024])
     parser.add_argument("--no-write", dest="write", action="store_false")
+    parser.add_argument("--output", help="also write the rows as JSON")
     args = parser.parse_args()
     parity(args) if args.parity else speed(args)
 

@@ -1,0 +1,144 @@
+"""Bar chart of the measured speed ratios, from the benchmarks' JSON files.
+
+Reads whichever of the results files exist (written with `--output` by
+`bench_inference.py`, `bench_sst2.py`, `bench_training_step.py` and
+`bench_tokenizer.py`) and draws one bar per ratio, grouped by benchmark,
+with the goal of each group as a dashed line. Nothing is computed here
+beyond reading the ratios the scripts measured (paired, interleaved
+medians); a file that is missing is left out of the chart.
+
+    python -m bench.plot_performance --results /tmp/bench_results \
+        --output docs/images/performance_ratios.png
+"""
+
+import argparse
+import json
+import os
+
+
+def _load(directory, name):
+    path = os.path.join(directory, name)
+    if not os.path.isfile(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def collect(directory):
+    """[(group title, goal or None, [(label, ratio), ...]), ...]."""
+    groups = []
+    # inference.json: the float32 run over every backend; inference_bf16.json
+    # (optional): a float32 + bfloat16 run, whose float32 group is left out
+    # when inference.json already has one.
+    seen = set()
+    for name in ("inference.json", "inference_bf16.json"):
+        inference = _load(directory, name)
+        if not inference:
+            continue
+        for group, info in inference["summary"].items():
+            if group in seen:
+                continue
+            seen.add(group)
+            bars = []
+            for label, row in info["rows"].items():
+                if label.startswith("keras_bert/"):
+                    if row.get("speedup_vs_transformers") is not None:
+                        bars.append((f"{label}\nvs transformers",
+                                     row["speedup_vs_transformers"]))
+                    if row.get("speedup_vs_keras_hub") is not None:
+                        bars.append((f"{label}\nvs keras-hub",
+                                     row["speedup_vs_keras_hub"]))
+            if bars:
+                goal = 1.2 if group.startswith("float32") else 2.0
+                groups.append((f"forward {group}", goal, bars))
+        bf16 = [(key.replace(" ", "\n"), value)
+                for key, value in inference.get("bf16_vs_fp32", {}).items()
+                if key.startswith("keras_bert/") and value is not None]
+        if bf16:
+            groups.append(("bfloat16 vs own float32", 4.0, bf16))
+    sst2 = _load(directory, "sst2.json")
+    if sst2:
+        for group, rows in sst2["summary"].items():
+            bars = [(label.replace(" ", "\n"), row["speedup_vs_fixed"])
+                    for label, row in rows.items()
+                    if row.get("speedup_vs_fixed") is not None]
+            if bars:
+                groups.append((f"{group}: vs fixed 128", 2.0, bars))
+    for name in ("training.json", "training_classifier.json"):
+        training = _load(directory, name)
+        if not training:
+            continue
+        for group, rows in training["summary"].items():
+            bars = [(label, row["speedup_vs_transformers"])
+                    for label, row in rows.items()
+                    if label.startswith("keras_bert/")
+                    and row.get("speedup_vs_transformers") is not None]
+            if bars:
+                groups.append((f"training {group}: vs transformers", 1.0,
+                               bars))
+    tokenizer = _load(directory, "tokenizer.json")
+    if tokenizer:
+        bars = [(f"batch {row['batch_size']}", row["ratio"])
+                for row in tokenizer["rows"]]
+        groups.append(("tokenizer vs BertTokenizerFast", 1.0, bars))
+    return groups
+
+
+def plot(groups, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    widths = [max(2, len(bars)) for _, _, bars in groups]
+    fig, axes = plt.subplots(1, len(groups), figsize=(
+        max(8, 0.9 * sum(widths)), 5.5), gridspec_kw={"width_ratios": widths},
+        squeeze=False)
+    for ax, (title, goal, bars) in zip(axes[0], groups):
+        labels = [label for label, _ in bars]
+        values = [value for _, value in bars]
+        # keras_bert vs keras-hub has its own goal (1.3x) in the float32
+        # forward group and none in the bfloat16 one (grey bars).
+        goals = [(1.3 if goal == 1.2 else None) if "keras-hub" in label
+                 else goal for label in labels]
+        colors = ["tab:gray" if g is None else
+                  "tab:green" if v >= g else "tab:red"
+                  for v, g in zip(values, goals)]
+        ax.bar(range(len(values)), values, color=colors)
+        for x, v in enumerate(values):
+            ax.text(x, v, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        if goal is not None and goal != 1.0:
+            ax.axhline(goal, color="gray", linestyle="--", linewidth=0.8)
+        ax.set_xticks(range(len(values)))
+        ax.set_xticklabels(labels, rotation=70, fontsize=6.5, ha="right")
+        ax.set_title(title, fontsize=8)
+        ax.tick_params(axis="y", labelsize=7)
+    axes[0][0].set_ylabel("ratio (x, above 1: keras_bert faster)")
+    fig.suptitle("keras_bert speed ratios, paired interleaved medians, 2-core "
+                 "shared CPU (green: goal met, red: not met, grey: no goal, "
+                 "dashed: goal)",
+                 fontsize=9)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--results", default="/tmp/bench_results")
+    parser.add_argument("--output",
+                        default="docs/images/performance_ratios.png")
+    args = parser.parse_args()
+    groups = collect(args.results)
+    if not groups:
+        parser.error(f"no results files in {args.results}")
+    plot(groups, args.output)
+    for title, goal, bars in groups:
+        print(title, f"(goal {goal})")
+        for label, value in bars:
+            print(f"  {label.replace(chr(10), ' ')}: {value:.2f}")
+
+
+if __name__ == "__main__":
+    main()
