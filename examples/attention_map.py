@@ -4,10 +4,12 @@
         --text "The cat sat on the mat." --text-b "It was tired." \
         --layer 5 --head 3 --output attention.png
 
-Smoke run (random tiny model):
+Smoke run (random tiny model; any WordPiece `vocab.txt`, e.g. the one
+the pretrain_mlm_nsp.py smoke run writes):
 
     python examples/attention_map.py --config tiny \
-        --vocabulary path/to/vocab.txt --output runs/attention.png
+        --vocabulary runs/pretrain_smoke/vocab.txt --all-heads \
+        --output runs/attention_smoke/attention.png
 
 `PRESET` is a checkpoint directory (Hugging Face, Google or keras_bert)
 with its vocabulary. Without `--head` the picture is the mean over the

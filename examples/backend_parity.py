@@ -13,6 +13,9 @@ backend's own random ops (which differ per backend), so every backend runs
 exactly the same model; `--preset DIR` uses a real checkpoint instead. The
 outputs are written to `OUTPUT/<backend>.npz` and compared with those of
 the other backends already there; differences are float32 round-off.
+With `--all-backends` the largest difference of each pair of backends is
+also written to `OUTPUT/metrics.json`. The script exits with an error when
+two backends differ by more than 1e-4.
 """
 
 import argparse
@@ -70,6 +73,14 @@ def compare(output):
     results = {os.path.basename(p)[:-4]: dict(np.load(p))
                for p in sorted(glob.glob(os.path.join(output, "*.npz")))}
     names = sorted(results)
+    for name in names[1:]:
+        for key, value in results[name].items():
+            if value.shape != results[names[0]][key].shape:
+                raise SystemExit(
+                    f"{output}/{name}.npz holds {key} of shape {value.shape} "
+                    f"but {names[0]}.npz has {results[names[0]][key].shape}: "
+                    "a run with other settings. Empty the folder or use "
+                    "another --output.")
     differences = {
         f"{a}_vs_{b}": max(float(np.abs(results[a][k] - results[b][k]).max())
                            for k in results[a])
@@ -103,6 +114,11 @@ def main():
     for backend in BACKENDS:
         subprocess.run([sys.executable, __file__, *flags], check=True,
                        env={**os.environ, "KERAS_BACKEND": backend})
+    # The last backend compared all of them already; this process has not
+    # imported Keras, so it only reads their arrays back.
+    differences = compare(args.output)
+    with open(os.path.join(args.output, "metrics.json"), "w") as file:
+        json.dump({"max_abs_difference": differences}, file, indent=2)
 
 
 if __name__ == "__main__":

@@ -3,18 +3,22 @@
     python examples/export_classifier.py ../shared/data/sst2 runs/export \
         --preset path/to/bert-base-uncased --max-examples 2000 --epochs 1
 
-Smoke run (random tiny model, 64 examples):
+Smoke run (random tiny model, 32 examples; any WordPiece `vocab.txt`,
+e.g. the one the pretrain_mlm_nsp.py smoke run writes):
 
-    python examples/export_classifier.py ../shared/data/sst2 runs/export \
-        --config tiny --vocabulary path/to/vocab.txt --max-examples 64 \
-        --epochs 1
+    python examples/export_classifier.py ../shared/data/sst2 \
+        runs/export_smoke --config tiny \
+        --vocabulary runs/pretrain_smoke/vocab.txt --max-examples 32 \
+        --epochs 1 --sequence-length 32
 
 Fine-tunes a `BertClassifier` on SST-2's `train.tsv` (see
 `finetune_glue.py` for the full recipe), exports it with its tokenizer as
-one TensorFlow graph (`OUTPUT/1`, the layout TF Serving expects), then
+one TensorFlow graph (`EXPORT_DIR/1`, the layout TF Serving expects), then
 loads the SavedModel with plain TensorFlow, as a serving process would,
 and sends it raw sentences. Works under every backend: under JAX or
-PyTorch the export runs in a TensorFlow subprocess.
+PyTorch the export runs in a TensorFlow subprocess. The served answers
+go to `metrics.json` and the training curves to `curves.png`, both in
+`--output` (by default `EXPORT_DIR`, beside `1/`).
 """
 
 import argparse
@@ -22,6 +26,7 @@ import os
 
 import numpy as np
 
+from example_utils import TrainingCurves
 from example_utils import add_model_arguments
 from example_utils import data_file
 from example_utils import first
@@ -51,6 +56,7 @@ def main():
     parser.add_argument("export_dir", help="where to write the SavedModel")
     add_model_arguments(parser, epochs=1, learning_rate=2e-5)
     args = parser.parse_args()
+    args.output = args.output or args.export_dir
 
     table = read_table(data_file(args.data, "train.tsv"), ["sentence"],
                        label_column="label")
@@ -64,8 +70,9 @@ def main():
     model.compile(learning_rate=args.learning_rate,
                   num_train_steps=-(-len(labels) // args.batch_size)
                   * args.epochs)
+    curves = TrainingCurves()
     model.fit(sentences, labels, batch_size=args.batch_size,
-              epochs=args.epochs)
+              epochs=args.epochs, callbacks=[curves])
 
     path = os.path.join(args.export_dir, "1")
     export_saved_model(model, path, overwrite=True,
@@ -82,7 +89,7 @@ def main():
         "answers": {text: label.decode() for text, label in
                     zip(QUERIES, served["labels"])},
         "max_abs_difference_vs_keras": difference,
-    })
+    }, curves)
     if difference > 1e-4:
         raise SystemExit(f"The SavedModel disagrees with Keras: {difference}")
 

@@ -5,22 +5,27 @@
     python examples/finetune_glue.py mrpc ../shared/data/mrpc \
         --preset path/to/bert-base-uncased --output runs/mrpc
 
-Smoke run (random tiny model, 64 examples):
+Smoke run (random tiny model, 32 examples; any WordPiece `vocab.txt`
+will do, e.g. the one the pretrain_mlm_nsp.py smoke run writes):
 
-    python examples/finetune_glue.py sst2 ../shared/data/sst2 --config tiny \
-        --vocabulary path/to/vocab.txt --max-examples 64 --epochs 1
+    python examples/finetune_glue.py mrpc ../shared/data/mrpc --config tiny \
+        --vocabulary runs/pretrain_smoke/vocab.txt --max-examples 32 \
+        --epochs 1 --sequence-length 32 --output runs/mrpc_smoke
 
 Data: the GLUE tasks (https://gluebenchmark.com/tasks). SST-2 is read from
 `train.tsv` and `dev.tsv` (`sentence`, `label`); MRPC from `train.tsv` and
 `dev.tsv` (`#1 String`, `#2 String`, `Quality`). With the folder of
 `../shared/data`, SST-2's labelled evaluation file is `test.tsv` (the GLUE
-dev set) and is used when present. Prints and writes accuracy and F1.
+dev set) and is used when present. Prints accuracy and F1; with
+`--output`, writes them to `OUTPUT/metrics.json` and the training loss
+and accuracy per step to `OUTPUT/curves.png`.
 """
 
 import argparse
 
 import numpy as np
 
+from example_utils import TrainingCurves
 from example_utils import add_model_arguments
 from example_utils import data_file
 from example_utils import first
@@ -65,12 +70,13 @@ def main():
                                 args.task, args.max_examples)
     steps = -(-len(y_train) // args.batch_size) * args.epochs
     model.compile(learning_rate=args.learning_rate, num_train_steps=steps)
+    curves = TrainingCurves()
     model.fit(x_train, y_train, batch_size=args.batch_size,
-              epochs=args.epochs)
+              epochs=args.epochs, callbacks=[curves])
     logits = model.predict(x_eval, batch_size=args.batch_size)
     scores = classification_scores(y_eval, np.argmax(logits, axis=-1))
     write_metrics(args, {"task": args.task, "examples": len(y_eval),
-                         **scores})
+                         **scores}, curves)
 
 
 if __name__ == "__main__":

@@ -3,23 +3,28 @@
     python examples/ner_conll2003.py ../shared/data/conll2003/bio \
         --preset path/to/bert-base-cased --output runs/ner
 
-Smoke run (random tiny model, 64 sentences):
+Smoke run (random tiny model, 32 sentences; any WordPiece `vocab.txt`,
+e.g. the one the pretrain_mlm_nsp.py smoke run writes):
 
     python examples/ner_conll2003.py ../shared/data/conll2003/bio \
-        --config tiny --vocabulary path/to/vocab.txt --max-examples 64 \
-        --epochs 1
+        --config tiny --vocabulary runs/pretrain_smoke/vocab.txt \
+        --max-examples 32 --epochs 1 --sequence-length 32 \
+        --output runs/ner_smoke
 
 Data: CoNLL-2003 English (https://www.clips.uantwerpen.be/conll2003/ner/)
 as `train.txt` and `valid.txt` (or `test.txt`) in column format, the tag
 in the last column (IOB1 or IOB2). Each word's tag is predicted from its
 first WordPiece; scores are entity-level precision/recall/F1 (conlleval).
-A cased checkpoint is the usual choice for NER.
+A cased checkpoint is the usual choice for NER. With `--output`, the
+scores go to `OUTPUT/metrics.json` and the training curves to
+`OUTPUT/curves.png`.
 """
 
 import argparse
 
 import numpy as np
 
+from example_utils import TrainingCurves
 from example_utils import add_model_arguments
 from example_utils import data_file
 from example_utils import first
@@ -57,8 +62,10 @@ def main():
                                 preprocessor=preprocessor)
     steps = -(-len(words) // args.batch_size) * args.epochs
     model.compile(learning_rate=args.learning_rate, num_train_steps=steps)
+    curves = TrainingCurves()
     model.fit(words, [[ids[t] for t in s] for s in tags],
-              batch_size=args.batch_size, epochs=args.epochs)
+              batch_size=args.batch_size, epochs=args.epochs,
+              callbacks=[curves])
 
     logits = model.predict(eval_words, batch_size=args.batch_size)
     predicted = np.argmax(logits, axis=-1)
@@ -69,7 +76,7 @@ def main():
         for row, sentence_positions in zip(predicted, positions)
     ]
     scores = entity_scores(eval_tags, predictions)
-    write_metrics(args, {"sentences": len(eval_words), **scores})
+    write_metrics(args, {"sentences": len(eval_words), **scores}, curves)
 
 
 if __name__ == "__main__":

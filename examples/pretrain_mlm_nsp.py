@@ -15,7 +15,8 @@ are split into sentences, a WordPiece vocabulary is learned from the
 training text, sentence pairs are built for NSP (half of the B segments
 random) and 15% of the tokens masked (80/10/10). `OUTPUT` gets the
 vocabulary, checkpoints, `metrics.csv`/`metrics.jsonl`, TensorBoard logs,
-`loss_curves.png` (MLM and NSP loss and accuracy against the step),
+`loss_curves.png` (MLM and NSP loss and accuracy against the step,
+drawn from `metrics.jsonl` by `keras_bert.training.plot_loss_curves`),
 `evaluation.json` (held-out accuracy next to the unigram/chance baselines)
 and the final `model/` preset (`BertPretrainer.from_preset`). This is
 `keras-bert pretrain` as a script; see docs/pretraining.md.
@@ -27,8 +28,6 @@ import itertools
 import json
 import os
 
-from keras_bert.training.loss_curves import plot_loss_curves
-from keras_bert.training.loss_curves import read_metrics
 from keras_bert.training.pretraining_job import PretrainingJob
 
 
@@ -52,6 +51,22 @@ def corpus_files(data, max_lines, output):
     return sliced
 
 
+def check_heldout(corpus):
+    """Fails before training when evaluation would have too little text.
+
+    Held-out text is cut in pieces of sentences, and a piece of a document
+    stays with that document; next-sentence evaluation draws its random B
+    segments from another held-out document, so it needs two.
+    """
+    documents = sum(1 for document in corpus.documents("heldout") if document)
+    if documents < 2:
+        raise SystemExit(
+            f"The held-out split has {documents} document(s); evaluating "
+            "next-sentence prediction needs at least 2. Use more text "
+            "(a larger --max-lines, more files) or a larger "
+            "--heldout-fraction.")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("data", help="a text file or a folder of .txt files")
@@ -64,6 +79,10 @@ def main():
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--max-lines", type=int, metavar="N",
                         help="use only the first N lines of each file")
+    parser.add_argument("--heldout-fraction", type=float, default=0.02,
+                        help="share of the text kept for evaluation")
+    parser.add_argument("--eval-batches", type=int, default=50,
+                        help="evaluate on at most this many held-out batches")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default="runs/pretrain")
     args = parser.parse_args()
@@ -76,16 +95,14 @@ def main():
         steps=args.steps, batch_size=args.batch_size,
         sequence_length=args.sequence_length,
         learning_rate=args.learning_rate, seed=args.seed,
+        heldout_fraction=args.heldout_fraction,
     )
     job.prepare()
+    check_heldout(job.corpus)
     job.train()
-    results = job.evaluate()
-    job.save()
-    # The job plots its own curves; drawn again here so the script shows
-    # how to plot any run's metrics file.
+    results = job.evaluate(max_batches=args.eval_batches)
+    job.save()  # the model preset and loss_curves.png (from metrics.jsonl)
     plot = os.path.join(args.output, "loss_curves.png")
-    plot_loss_curves(read_metrics(os.path.join(args.output, "metrics.jsonl")),
-                     plot, title=f"BERT {args.config} on {args.data}")
     summary = {key: value for key, value in results.items()
                if isinstance(value, (int, float, str))}
     print(json.dumps(summary, indent=2))

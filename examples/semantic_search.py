@@ -4,10 +4,12 @@
         --preset path/to/all-MiniLM-L6-v2 \
         --query "a moving film about family" --query "boring and too long"
 
-Smoke run (random tiny model, 200 sentences):
+Smoke run (random tiny model, 200 sentences; any WordPiece `vocab.txt`,
+e.g. the one the pretrain_mlm_nsp.py smoke run writes):
 
     python examples/semantic_search.py ../shared/data/sst2/test.tsv \
-        --config tiny --vocabulary path/to/vocab.txt --max-examples 200
+        --config tiny --vocabulary runs/pretrain_smoke/vocab.txt \
+        --max-examples 200 --output runs/search_smoke
 
 Data: any UTF-8 file of sentences: one per line, or a TSV/CSV whose
 `--column` (default `sentence`, as in GLUE SST-2) holds them. Each
@@ -15,7 +17,8 @@ sentence becomes the mean of the backbone's last-layer vectors over its
 real tokens, L2-normalized (the pooling sentence-transformers checkpoints
 such as all-MiniLM-L6-v2 are trained for); a query's neighbours are the
 sentences with the highest cosine similarity. Nothing is trained: the
-backbone is frozen (feature extraction).
+backbone is frozen (feature extraction). With `--output`, the neighbours
+and their scores go to `OUTPUT/metrics.json`.
 """
 
 import argparse

@@ -3,22 +3,27 @@
     python examples/squad_qa.py ../shared/data/squad \
         --preset path/to/bert-base-uncased --output runs/squad
 
-Smoke run (random tiny model, 16 questions):
+Smoke run (random tiny model, 16 questions; any WordPiece `vocab.txt`,
+e.g. the one the pretrain_mlm_nsp.py smoke run writes):
 
     python examples/squad_qa.py ../shared/data/squad --config tiny \
-        --vocabulary path/to/vocab.txt --max-examples 16 --epochs 1 \
-        --sequence-length 128
+        --vocabulary runs/pretrain_smoke/vocab.txt --max-examples 16 \
+        --epochs 1 --sequence-length 128 --output runs/squad_smoke
 
 Data: SQuAD v1.1 (https://rajpurkar.github.io/SQuAD-explorer/):
 `train-v1.1.json` and `dev-v1.1.json`. With `../shared/data/squad` the
 training file is its 11-article subset. Long contexts are split into
 overlapping windows (`--doc-stride`); the answer is the best span across
 a question's windows, scored against all reference answers with the
-official normalization.
+official normalization. `--doc-stride` is capped at the room a window
+leaves for context (`--sequence-length` minus `--max-query-length` minus
+3 special tokens). With `--output`, the scores go to
+`OUTPUT/metrics.json` and the training curves to `OUTPUT/curves.png`.
 """
 
 import argparse
 
+from example_utils import TrainingCurves
 from example_utils import add_model_arguments
 from example_utils import data_file
 from example_utils import first
@@ -34,6 +39,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("data", help="folder with the SQuAD v1.1 JSON files")
     parser.add_argument("--doc-stride", type=int, default=128)
+    parser.add_argument("--max-query-length", type=int, default=64)
     add_model_arguments(parser, epochs=2, learning_rate=3e-5,
                         sequence_length=384, batch_size=16)
     args = parser.parse_args()
@@ -45,9 +51,12 @@ def main():
                 args.max_examples)
 
     backbone, tokenizer = load_backbone_and_tokenizer(args)
+    # A stride longer than a window's context part would skip tokens.
+    context_room = args.sequence_length - args.max_query_length - 3
     preprocessor = BertQuestionAnswererPreprocessor(
         tokenizer, sequence_length=args.sequence_length,
-        doc_stride=min(args.doc_stride, args.sequence_length // 2))
+        doc_stride=min(args.doc_stride, context_room),
+        max_query_length=args.max_query_length)
     model = BertQuestionAnswerer(backbone, preprocessor=preprocessor)
     windows = preprocessor.windows(
         [q["question"] for q in train], [q["context"] for q in train],
@@ -57,8 +66,10 @@ def main():
           f"({len(windows['skipped'])} questions without a usable answer)")
     steps = -(-len(windows["labels"]) // args.batch_size) * args.epochs
     model.compile(learning_rate=args.learning_rate, num_train_steps=steps)
+    curves = TrainingCurves()
     model.fit(windows["inputs"], windows["labels"],
-              batch_size=args.batch_size, epochs=args.epochs)
+              batch_size=args.batch_size, epochs=args.epochs,
+              callbacks=[curves])
 
     answers = model.answer([q["question"] for q in dev],
                            [q["context"] for q in dev],
@@ -67,7 +78,7 @@ def main():
         {q["id"]: a["text"] for q, a in zip(dev, answers)},
         {q["id"]: [r["text"] for r in q["answers"]] for q in dev},
     )
-    write_metrics(args, {"questions": len(dev), **scores})
+    write_metrics(args, {"questions": len(dev), **scores}, curves)
 
 
 if __name__ == "__main__":
