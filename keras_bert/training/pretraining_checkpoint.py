@@ -107,9 +107,11 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
         path = PretrainingCheckpoint.latest(directory)
         if path is None:
             return None
-        model.load_weights(os.path.join(path, "model.weights.h5"))
         optimizer = model.optimizer
+        # Built first: the weights file also holds the optimizer's
+        # variables, which Keras skips (with a warning) on an unbuilt one.
         optimizer.build(model.trainable_variables)
+        model.load_weights(os.path.join(path, "model.weights.h5"))
         with np.load(os.path.join(path, "optimizer.npz")) as saved:
             store = {key: saved[key] for key in saved.files}
         if len(store) != len(optimizer.variables):

@@ -1,6 +1,7 @@
 """Held-out evaluation of a pretrained model against context-free baselines."""
 
 import math
+import random
 
 import numpy as np
 from keras import ops
@@ -109,3 +110,52 @@ def evaluate_pretraining(model, dataset, counts, max_batches=None):
 def _logsumexp(logits):
     peak = np.max(logits, axis=-1, keepdims=True)
     return peak + np.log(np.sum(np.exp(logits - peak), axis=-1, keepdims=True))
+
+
+def fill_mask_examples(model, tokenizer, documents, count=5, seed=0):
+    """Masks one known whole word in a few sentences and predicts it.
+
+    Sentences of 8 to 25 words are drawn (seeded) from `documents`; in
+    each, the middle one of the alphabetic words the vocabulary holds
+    whole (longer than 2 letters, not the first word) is replaced by
+    `[MASK]`, so the answer is a single token the model could name.
+
+    Args:
+        model: a `BertPretrainer`.
+        tokenizer: its `BertTokenizer`.
+        documents: iterable of documents (lists of sentences), e.g.
+            `TextCorpus.documents("heldout")`.
+        count: int. Number of examples.
+        seed: int. Seeds the choice of sentences.
+
+    Returns:
+        A list of dicts: `text` (with the mask), `answer`, `predictions`
+        (the top `(token, probability)` pairs) and `correct` (top-1 hit).
+    """
+    from keras_bert.training.fill_mask import fill_mask
+
+    vocabulary = set(tokenizer.get_vocabulary())
+    lowercase = tokenizer.lowercase
+    candidates = [sentence.split() for document in documents
+                  for sentence in document
+                  if 8 <= len(sentence.split()) <= 25]
+    random.Random(seed).shuffle(candidates)
+    examples = []
+    for words in candidates:
+        choices = [i for i, w in enumerate(words[1:], 1) if w.isalpha()
+                   and len(w) > 2 and (w.lower() if lowercase else w)
+                   in vocabulary]
+        if not choices:
+            continue
+        index = choices[len(choices) // 2]
+        answer = words[index]
+        text = " ".join(words[:index] + [tokenizer.mask_token]
+                        + words[index + 1:])
+        predictions = fill_mask(model, tokenizer, text)[0]
+        expected = answer.lower() if lowercase else answer
+        examples.append({"text": text, "answer": answer,
+                         "predictions": predictions,
+                         "correct": predictions[0][0] == expected})
+        if len(examples) == count:
+            break
+    return examples

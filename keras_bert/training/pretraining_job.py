@@ -9,13 +9,18 @@ import keras
 from keras_bert.configs import BACKBONE_CONFIGS
 from keras_bert.configs import get_backbone_config
 from keras_bert.training.loss_curves import plot_loss_curves
-from keras_bert.training.optimizers import create_optimizer
 from keras_bert.training.loss_curves import read_metrics
+from keras_bert.training.optimizers import create_optimizer
+from keras_bert.training.pair_shards import MANIFEST
+from keras_bert.training.pair_shards import read_pair_shards
+from keras_bert.training.pair_shards import shard_manifest
+from keras_bert.training.pair_shards import write_corpus_shards
 from keras_bert.training.pretraining_checkpoint import PretrainingCheckpoint
 from keras_bert.training.pretraining_data import batch_pairs
 from keras_bert.training.pretraining_data import pair_dataset
 from keras_bert.training.pretraining_data import tokenize_documents
 from keras_bert.training.pretraining_evaluation import evaluate_pretraining
+from keras_bert.training.pretraining_evaluation import fill_mask_examples
 from keras_bert.training.pretraining_evaluation import unigram_counts
 from keras_bert.training.pretraining_logger import PretrainingLogger
 from keras_bert.training.python_docs_corpus import python_docs_documents
@@ -26,7 +31,7 @@ DEFAULT_VOCABULARY_SIZE = 8000
 
 # Settings a resumed run must share with the run that wrote the checkpoint.
 _RESUME_KEYS = ("config", "batch_size", "sequence_length", "seed",
-                "next_sentence_prediction", "corpus_files")
+                "next_sentence_prediction", "corpus_files", "shards")
 
 
 class PretrainingJob:
@@ -37,6 +42,11 @@ class PretrainingJob:
     `metrics.csv`, `metrics.jsonl`, `tensorboard/`, `loss_curves.png`,
     `evaluation.json` and the final preset `model/` (loadable with
     `BertPretrainer.from_preset`).
+
+    Training pairs are streamed from the text, or read from TFRecord
+    shards (`shards`; see `keras_bert.training.pair_shards`). Shards
+    remember their corpus and vocabulary: without `corpus_files` the
+    held-out evaluation reads the corpus they were written from.
 
     Args:
         output_dir: str. Run directory.
@@ -63,9 +73,18 @@ class PretrainingJob:
         checkpoint_every: int or None. Steps between checkpoints (rounded
             to a multiple of `log_every`; None: every 5 intervals).
         seed: int. Seeds the data stream, masks and initialization.
+        shards: str or None. A pair-shard directory to train from.
+        write_shards: bool. Write `shards` from the corpus first (reused
+            when it is already complete, e.g. on resume).
+        shard_passes: int. Passes over the corpus to write; pass `p`
+            draws its pairs with seed `seed + p`.
         resume: bool. Continue from the newest checkpoint in `output_dir`.
         jit_compile: bool or "auto". Passed to `compile`.
-        print_fn: callable. Receives progress lines.
+        print_fn: callable or None. Receives progress lines (None: silent).
+
+    Example:
+    >>> job = PretrainingJob("runs/docs", config="tiny", steps=600)
+    >>> # results = job.run()   # prepare, train, evaluate, save
     """
 
     def __init__(self, output_dir, corpus_files=None, corpus_format="auto",
@@ -75,6 +94,7 @@ class PretrainingJob:
                  optimizer="adamw", next_sentence_prediction=True,
                  whole_word_masking=False, heldout_fraction=0.02,
                  log_every=None, checkpoint_every=None, seed=0,
+                 shards=None, write_shards=False, shard_passes=1,
                  resume=False, jit_compile="auto", print_fn=print):
         self.output_dir = output_dir
         self.corpus_files = list(corpus_files or [])
@@ -96,9 +116,12 @@ class PretrainingJob:
         every = checkpoint_every or 5 * self.log_every
         self.checkpoint_every = self.log_every * max(1, round(every / self.log_every))
         self.seed = seed
+        self.shards = os.path.abspath(shards) if shards else None
+        self.write_shards = write_shards
+        self.shard_passes = shard_passes
         self.resume = resume
         self.jit_compile = jit_compile
-        self.print_fn = print_fn
+        self.print_fn = print_fn or (lambda line: None)
         self.timings = {}
 
     def path(self, *names):
@@ -119,16 +142,34 @@ class PretrainingJob:
         start = time.perf_counter()
         os.makedirs(self.output_dir, exist_ok=True)
         self._check_run_file()
-        if not self.corpus_files:
+        manifest = self._existing_shards()
+        if manifest:
+            self._settings_from_shards(manifest["metadata"])
+        builtin = not self.corpus_files or (
+            self.corpus_files == self._default_corpus_paths())
+        if builtin:
             self.corpus_files = self._write_default_corpus()
             self.corpus_format = "sentences"
         self.corpus = TextCorpus(self.corpus_files, self.corpus_format,
                                  self.heldout_fraction)
-        self.corpus_stats = self.corpus.check()
+        stats = self.corpus_stats = self.corpus.check(
+            require_pairs=self.next_sentence_prediction)
+        self.print_fn(
+            f"{'built-in Python docs' if builtin else 'corpus'}: "
+            f"{stats['documents']:,} documents, {stats['sentences']:,} "
+            f"sentences, {stats['words']:,} words "
+            f"({self.heldout_fraction:.0%} held out)")
         self.timings["corpus_s"] = time.perf_counter() - start
         start = time.perf_counter()
+        if manifest and not self.vocabulary:
+            self.vocabulary = os.path.join(self.shards, "vocab.txt")
         self.tokenizer = self._vocabulary()
         self.timings["vocabulary_s"] = time.perf_counter() - start
+        if self.shards and not manifest:
+            start = time.perf_counter()
+            self._write_shards(builtin)
+            self.timings["shards_s"] = time.perf_counter() - start
+        self.train_pairs = self._train_pairs()
         self.model = self._model()
 
     def train(self):
@@ -139,12 +180,8 @@ class PretrainingJob:
         if self.start_step:
             self.print_fn(f"Resuming at step {self.start_step} from "
                           f"{PretrainingCheckpoint.latest(checkpoints)}.")
-        pairs = pair_dataset(
-            self.corpus, self.tokenizer, self.sequence_length, "train",
-            self.next_sentence_prediction, seed=self.seed,
-        )
         batches = batch_pairs(
-            pairs, self.tokenizer, self.sequence_length, self.batch_size,
+            self.train_pairs, self.tokenizer, self.sequence_length, self.batch_size,
             self.next_sentence_prediction,
             whole_word_masking=self.whole_word_masking,
             shuffle_buffer_size=2048,
@@ -195,44 +232,13 @@ class PretrainingJob:
                                             max_batches)
         self.results["most_frequent_token"] = self.tokenizer.id_to_token(
             int(counts.argmax()))
-        self.results["fill_mask_examples"] = self.fill_mask_examples()
+        self.results["fill_mask_examples"] = fill_mask_examples(
+            self.model, self.tokenizer, self.corpus.documents("heldout"),
+            seed=self.seed)
         self.timings["evaluate_s"] = time.perf_counter() - start
         with open(self.path("evaluation.json"), "w") as file:
             json.dump({**self.results, "timings": self.timings}, file, indent=2)
         return self.results
-
-    def fill_mask_examples(self, count=5):
-        """Masks one word in a few held-out sentences and predicts it."""
-        from keras_bert.training.fill_mask import fill_mask
-
-        vocabulary = set(self.tokenizer.get_vocabulary())
-        candidates = []
-        for document in self.corpus.documents("heldout"):
-            for sentence in document:
-                words = sentence.split()
-                if 8 <= len(words) <= 25:
-                    candidates.append(words)
-        random.Random(self.seed).shuffle(candidates)
-        examples = []
-        for words in candidates:
-            # A whole word the vocabulary knows, away from the sentence start.
-            choices = [i for i, w in enumerate(words[1:], 1) if w.isalpha()
-                       and len(w) > 2 and (w.lower() if self.lowercase else w)
-                       in vocabulary]
-            if not choices:
-                continue
-            index = choices[len(choices) // 2]
-            answer = words[index]
-            words = words[:index] + [self.tokenizer.mask_token] + words[index + 1:]
-            text = " ".join(words)
-            predictions = fill_mask(self.model, self.tokenizer, text)[0]
-            expected = answer.lower() if self.lowercase else answer
-            examples.append({"text": text, "answer": answer,
-                             "predictions": predictions,
-                             "correct": predictions[0][0] == expected})
-            if len(examples) == count:
-                break
-        return examples
 
     def save(self):
         """Writes the final preset (`model/`) and the loss-curve plot."""
@@ -261,7 +267,7 @@ class PretrainingJob:
             "next_sentence_prediction": self.next_sentence_prediction,
             "corpus_files": self.corpus_files, "steps": self.steps,
             "learning_rate": self.learning_rate, "optimizer": self.optimizer,
-            "vocabulary_size": self.vocabulary_size,
+            "vocabulary_size": self.vocabulary_size, "shards": self.shards,
         }
 
     def _check_run_file(self):
@@ -291,17 +297,80 @@ class PretrainingJob:
         with open(self.path("run.json"), "w") as file:
             json.dump(self._settings(), file, indent=2)
 
-    def _write_default_corpus(self, num_shards=8):
-        folder = self.path("corpus")
-        paths = [os.path.join(folder, f"python_docs-{i:05d}-of-{num_shards:05d}.txt")
-                 for i in range(num_shards)]
+    def _train_pairs(self):
+        if not self.shards:
+            return pair_dataset(
+                self.corpus, self.tokenizer, self.sequence_length, "train",
+                self.next_sentence_prediction, seed=self.seed,
+            )
+        # Checks the shards' length, NSP setting and vocabulary now,
+        # before the model is built.
+        return read_pair_shards(
+            self.shards, repeat=True, shuffle_seed=self.seed,
+            sequence_length=self.sequence_length,
+            next_sentence_prediction=self.next_sentence_prediction,
+            tokenizer=self.tokenizer,
+        )
+
+    def _default_corpus_paths(self, num_shards=8):
+        return [self.path("corpus", f"python_docs-{i:05d}-of-{num_shards:05d}.txt")
+                for i in range(num_shards)]
+
+    def _write_default_corpus(self):
+        paths = self._default_corpus_paths()
         if not all(os.path.exists(p) for p in paths):
             documents = python_docs_documents()
             # Shuffled into shards, so per-pass file shuffling mixes them.
             random.Random(0).shuffle(documents)
             for i, path in enumerate(paths):
-                write_sentences_file(documents[i::num_shards], path)
+                write_sentences_file(documents[i::len(paths)], path)
         return paths
+
+    def _existing_shards(self):
+        """The manifest of `shards` when it should be read (not written)."""
+        if not self.shards:
+            return None
+        if self.write_shards and not os.path.isfile(
+                os.path.join(self.shards, MANIFEST)):
+            return None
+        manifest = shard_manifest(self.shards)
+        if self.write_shards:
+            self.print_fn(f"Reusing the complete shards in {self.shards}.")
+        written_from = manifest["metadata"].get("corpus_files")
+        if (self.write_shards and self.corpus_files and written_from
+                and [os.path.abspath(p) for p in self.corpus_files]
+                != written_from):
+            raise ValueError(
+                f"{self.shards} holds shards of another corpus "
+                f"({len(written_from)} files from {written_from[0]}). "
+                "Choose a new --write-shards directory."
+            )
+        return manifest
+
+    def _settings_from_shards(self, metadata):
+        # The shards' corpus (unless one is given), split and casing: the
+        # held-out evaluation then reads text the shards left out.
+        if not self.corpus_files and not metadata.get("builtin_corpus"):
+            self.corpus_files = metadata["corpus_files"]
+            self.corpus_format = metadata["corpus_format"]
+        self.heldout_fraction = metadata["heldout_fraction"]
+        self.lowercase = metadata["lowercase"]
+
+    def _write_shards(self, builtin):
+        self.print_fn(f"Writing the training pairs ({self.shard_passes} "
+                      f"pass(es) over the corpus) to {self.shards}...")
+        manifest = write_corpus_shards(
+            self.corpus, self.tokenizer, self.shards, self.sequence_length,
+            self.next_sentence_prediction, self.shard_passes, self.seed,
+            metadata={
+                "corpus_files": [os.path.abspath(p) for p in self.corpus_files],
+                "builtin_corpus": builtin, "corpus_format": self.corpus_format,
+                "heldout_fraction": self.heldout_fraction,
+                "lowercase": self.lowercase,
+            },
+        )
+        self.print_fn(f"Wrote {manifest['num_pairs']:,} pairs in "
+                      f"{len(manifest['shards'])} shard(s).")
 
     def _vocabulary(self):
         from keras_bert.preprocessing import BertTokenizer

@@ -96,23 +96,42 @@ class TextCorpus:
                 if part:
                     yield part
 
-    def check(self):
+    def check(self, require_pairs=False):
         """Reads every file once; raises on a file with no sentences.
+
+        Args:
+            require_pairs: bool. Also raise on a file whose documents all
+                have a single sentence: next-sentence prediction can draw
+                no "is next" pair from it (a sentence-per-line file with a
+                blank line after every sentence, say).
 
         Returns:
             A dict: number of documents, sentences and whitespace words.
         """
         stats = {"documents": 0, "sentences": 0, "words": 0}
         for path in self.paths:
-            sentences = 0
-            for document in self._read_file(path):
+            sentences = multi_sentence = 0
+            first_single = None
+            for line, document in self._read_numbered(path):
                 stats["documents"] += 1
                 sentences += len(document)
                 stats["words"] += sum(len(s.split()) for s in document)
+                if len(document) > 1:
+                    multi_sentence += 1
+                elif first_single is None:
+                    first_single = line
             if sentences == 0:
                 raise ValueError(
                     f"Corpus file {path} contains no sentences (it is empty "
                     "or only whitespace). Remove it from --corpus."
+                )
+            if require_pairs and not multi_sentence:
+                raise ValueError(
+                    f"Corpus file {path}: every document has one sentence "
+                    f"(the first at line {first_single}), so next-sentence "
+                    "prediction has no pairs to learn from. A blank line "
+                    "ends a document: keep a document's sentences on "
+                    "consecutive lines, or pass --no-nsp."
                 )
             stats["sentences"] += sentences
         return stats
@@ -132,6 +151,11 @@ class TextCorpus:
         return train, heldout
 
     def _read_file(self, path):
+        for _, document in self._read_numbered(path):
+            yield document
+
+    def _read_numbered(self, path):
+        """Yields `(first line number, document)` pairs of one file."""
         if self.file_format(path) == "sentences":
             yield from _read_sentences_file(path)
         else:
@@ -139,7 +163,7 @@ class TextCorpus:
             for paragraph in _read_paragraphs(path):
                 sentences.extend(split_sentences(paragraph))
             if sentences:
-                yield sentences
+                yield 1, sentences
 
 
 def detect_format(path, num_lines=200):
@@ -179,16 +203,17 @@ def _numbered_lines(path):
 
 
 def _read_sentences_file(path):
-    document = []
-    for _, line in _numbered_lines(path):
+    document, start = [], None
+    for number, line in _numbered_lines(path):
         line = line.strip()
         if line:
             document.append(line)
+            start = start or number
         elif document:
-            yield document
-            document = []
+            yield start, document
+            document, start = [], None
     if document:
-        yield document
+        yield start, document
 
 
 def _read_paragraphs(path):

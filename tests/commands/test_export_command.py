@@ -1,0 +1,67 @@
+import contextlib
+import io
+import os
+
+import numpy as np
+
+from keras_bert import cli
+from keras_bert.checkpoints import save_to_preset
+from keras_bert.models.bert_backbone import BertBackbone
+from keras_bert.models.bert_pretrainer import BertPretrainer
+from keras_bert.preprocessing import BertTokenizer
+from tests.test_case import TestCase
+from tests.training.toy_corpus import toy_vocabulary
+
+
+def run_cli(*argv):
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        code = cli.main(list(argv))
+    return code, output.getvalue()
+
+
+class ExportCommandTest(TestCase):
+    def setUp(self):
+        super().setUp()
+        self.root = self.get_temp_dir()
+        self.tokenizer = BertTokenizer(toy_vocabulary())
+        backbone = BertBackbone(
+            vocabulary_size=self.tokenizer.vocabulary_size(), num_layers=1,
+            num_heads=2, hidden_dim=16, intermediate_dim=32,
+            max_sequence_length=32)
+        self.preset = os.path.join(self.root, "model")
+        save_to_preset(BertPretrainer(backbone), self.preset,
+                       tokenizer=self.tokenizer)
+
+    def test_pretrainer_preset_to_a_string_savedmodel(self):
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
+
+        target = os.path.join(self.root, "exported", "1")
+        code, printed = run_cli("export", self.preset, target,
+                                "--format", "savedmodel")
+        self.assertEqual(code, 0)
+        self.assertIn("exporting its backbone", printed)
+        serve = tf.saved_model.load(target).signatures["serving_default"]
+        outputs = serve(text=tf.constant(["w1 w2 w3 .", "w4 ."]))
+        self.assertEqual(tuple(outputs["pooled_output"].shape), (2, 16))
+        self.assertTrue(np.all(np.isfinite(outputs["pooled_output"].numpy())))
+
+        with self.assertRaisesRegex(SystemExit, "already exists.*--overwrite"):
+            run_cli("export", self.preset, target, "--format", "savedmodel")
+
+    def test_without_vocabulary_only_packed_inputs(self):
+        bare = os.path.join(self.root, "bare")
+        save_to_preset(BertPretrainer(BertBackbone(
+            vocabulary_size=31, num_layers=1, num_heads=2, hidden_dim=16,
+            intermediate_dim=32, max_sequence_length=32)), bare)
+        target = os.path.join(self.root, "packed")
+        with self.assertRaisesRegex(SystemExit, "has no vocab.txt.*"
+                                    "--packed-only"):
+            run_cli("export", bare, target, "--format", "savedmodel")
+        self.assertFalse(os.path.exists(target))
+
+    def test_missing_model_directory(self):
+        with self.assertRaisesRegex(SystemExit, "does not exist"):
+            run_cli("export", os.path.join(self.root, "nope"),
+                    os.path.join(self.root, "out.onnx"), "--format", "onnx")

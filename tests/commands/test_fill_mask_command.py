@@ -1,0 +1,88 @@
+import contextlib
+import io
+import os
+import re
+
+from keras_bert import cli
+from keras_bert.checkpoints import save_to_preset
+from keras_bert.models.bert_backbone import BertBackbone
+from keras_bert.models.bert_pretrainer import BertPretrainer
+from keras_bert.preprocessing import BertTokenizer
+from keras_bert.training.fill_mask import fill_mask
+from tests.test_case import TestCase
+from tests.training.toy_corpus import toy_vocabulary
+
+ROW = re.compile(r"^\s+(?:\[MASK\](?: \d)?)?\s+(\d+)\. (\S+)\s+([01]\.\d{4})$")
+
+
+def run_cli(*argv):
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        code = cli.main(list(argv))
+    return code, output.getvalue()
+
+
+class FillMaskCommandTest(TestCase):
+    def setUp(self):
+        super().setUp()
+        self.tokenizer = BertTokenizer(toy_vocabulary())
+        self.backbone = BertBackbone(
+            vocabulary_size=self.tokenizer.vocabulary_size(), num_layers=1,
+            num_heads=2, hidden_dim=16, intermediate_dim=32,
+            max_sequence_length=32)
+        self.model = BertPretrainer(self.backbone)
+        self.preset = os.path.join(self.get_temp_dir(), "model")
+        save_to_preset(self.model, self.preset, tokenizer=self.tokenizer)
+
+    def rows(self, output):
+        return [ROW.match(line).groups() for line in output.splitlines()
+                if ROW.match(line)]
+
+    def test_prints_top_k_tokens_with_probabilities(self):
+        text = "w3 w4 [MASK] w6 ."
+        code, output = run_cli("fill-mask", self.preset, text, "--top-k", "3")
+        self.assertEqual(code, 0)
+        self.assertEqual(output.splitlines()[0], text)
+        rows = self.rows(output)
+        self.assertEqual([int(rank) for rank, _, _ in rows], [1, 2, 3])
+        # The rows are the model's own top 3, most likely first.
+        expected = fill_mask(self.model, self.tokenizer, text, top_k=3)[0]
+        self.assertEqual([token for _, token, _ in rows],
+                         [token for token, _ in expected])
+        for (_, _, printed), (_, probability) in zip(rows, expected):
+            self.assertAlmostEqual(float(printed), probability, places=3)
+        self.assertEqual([float(p) for _, _, p in rows],
+                         sorted((float(p) for _, _, p in rows), reverse=True))
+        # A pretraining run directory stands for its `model/` preset.
+        run_directory = os.path.dirname(self.preset)
+        self.assertEqual(run_cli("fill-mask", run_directory, text,
+                                 "--top-k", "3"), (code, output))
+
+    def test_several_masks_and_texts(self):
+        code, output = run_cli("fill-mask", self.preset,
+                               "[MASK] w1 [MASK] .", "w7 [MASK] .",
+                               "--top-k", "2")
+        self.assertEqual(code, 0)
+        self.assertEqual(len(self.rows(output)), 6)
+        self.assertIn("[MASK] 1", output)
+        self.assertIn("[MASK] 2", output)
+        self.assertIn("w7 [MASK] .", output)
+
+    def test_text_without_mask(self):
+        with self.assertRaisesRegex(SystemExit, r"no \[MASK\] token"):
+            run_cli("fill-mask", self.preset, "w1 w2 .")
+
+    def test_directory_without_masked_lm_head(self):
+        backbone_dir = os.path.join(self.get_temp_dir(), "backbone")
+        save_to_preset(self.backbone, backbone_dir, tokenizer=self.tokenizer)
+        with self.assertRaisesRegex(SystemExit, "holds a BertBackbone, not a "
+                                    "BertPretrainer"):
+            run_cli("fill-mask", backbone_dir, "w1 [MASK] .")
+
+    def test_missing_directory_and_vocabulary(self):
+        with self.assertRaisesRegex(SystemExit, "not found: /nonexistent"):
+            run_cli("fill-mask", "/nonexistent", "w1 [MASK] .")
+        no_vocab = os.path.join(self.get_temp_dir(), "no_vocab")
+        save_to_preset(self.model, no_vocab)
+        with self.assertRaisesRegex(SystemExit, "has no vocab.txt"):
+            run_cli("fill-mask", no_vocab, "w1 [MASK] .")

@@ -1,0 +1,217 @@
+import contextlib
+import csv
+import io
+import json
+import os
+from unittest import mock
+
+import numpy as np
+from keras import ops
+
+from keras_bert import cli
+from keras_bert.models.bert_pretrainer import BertPretrainer
+from keras_bert.training.pretraining_checkpoint import PretrainingCheckpoint
+from keras_bert.training.pretraining_job import PretrainingJob
+from tests.test_case import TestCase
+from tests.training.toy_corpus import write_lines
+from tests.training.toy_corpus import write_toy_corpus
+from tests.training.toy_corpus import write_toy_vocabulary
+
+SMALL_MODEL = {"num_layers": 1, "num_heads": 2, "hidden_dim": 16,
+               "intermediate_dim": 32, "dropout": 0.0}
+
+
+def run_cli(*argv):
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        code = cli.main(list(argv))
+    return code, output.getvalue()
+
+
+def logged_steps(directory):
+    with open(os.path.join(directory, "metrics.csv")) as file:
+        return [int(row["step"]) for row in csv.DictReader(file)]
+
+
+class Interrupted(Exception):
+    pass
+
+
+class PretrainCommandTest(TestCase):
+    def setUp(self):
+        super().setUp()
+        self.root = self.get_temp_dir()
+        self.corpus = write_toy_corpus(self.root, num_documents=40)
+        self.vocabulary = write_toy_vocabulary(self.root)
+
+    def pretrain(self, output, *extra, corpus=True):
+        args = ["pretrain", "--config", "tiny", "--steps", "4",
+                "--batch-size", "8", "--sequence-length", "24",
+                "--heldout-fraction", "0.3", "--log-every", "2",
+                "--checkpoint-every", "2", "--output", output]
+        if corpus:
+            args += ["--corpus", self.corpus, "--vocab", self.vocabulary]
+        return run_cli(*args, *extra)
+
+    def test_run_writes_logs_checkpoints_preset_and_reusable_shards(self):
+        # Offline mode: this run writes the pairs once and trains from
+        # them; the second run below reads only the shards.
+        output = os.path.join(self.root, "run")
+        shards = os.path.join(self.root, "shards")
+        code, printed = self.pretrain(output, "--write-shards", shards)
+        self.assertEqual(code, 0)
+        for text in ("masked-token accuracy", "next-sentence accuracy",
+                     "50.0%", "most frequent token", "Fill-mask on held-out"):
+            self.assertIn(text, printed)
+        self.assertRegex(printed, r"Wrote [\d,]+ pairs in 1 shard\(s\)")
+        self.assertEqual(logged_steps(output), [2, 4])
+        with open(os.path.join(output, "metrics.jsonl")) as file:
+            rows = [json.loads(line) for line in file]
+        self.assertTrue(all(np.isfinite(row["mlm_loss"]) for row in rows))
+        self.assertTrue(any(name.startswith("events.out.tfevents") for name
+                            in os.listdir(os.path.join(output, "tensorboard"))))
+        self.assertTrue(os.path.getsize(os.path.join(output, "loss_curves.png")))
+        with open(os.path.join(output, "evaluation.json")) as file:
+            evaluation = json.load(file)
+        self.assertGreater(evaluation["masked_tokens"], 0)
+        self.assertIn("nsp_accuracy", evaluation)
+        self.assertEqual(os.path.basename(PretrainingCheckpoint.latest(
+            os.path.join(output, "checkpoints"))), "ckpt-00000004")
+        model = BertPretrainer.from_preset(os.path.join(output, "model"))
+        self.assertEqual(model.backbone.vocabulary_size, 31)
+        with open(os.path.join(output, "vocab.txt")) as file:
+            self.assertEqual(len(file.read().split()), 31)
+        with open(os.path.join(shards, "shards.json")) as file:
+            manifest = json.load(file)
+        self.assertEqual(manifest["metadata"]["corpus_files"], [self.corpus])
+
+        with self.assertRaisesRegex(SystemExit, "already holds a pretraining "
+                                    "run. Pass --resume"):
+            self.pretrain(output)
+        with self.assertRaisesRegex(SystemExit, "batch_size: 8 then, 4 now"):
+            self.pretrain(output, "--resume", "--batch-size", "4")
+        # Resuming a finished run trains no step and rewrites no shard.
+        code, printed = self.pretrain(output, "--resume", "--write-shards",
+                                      shards)
+        self.assertIn("Reusing the complete shards", printed)
+        self.assertIn("Resuming at step 4", printed)
+        self.assertEqual(logged_steps(output), [2, 4])
+
+        # Corpus (for the held-out evaluation) and vocabulary come from the
+        # shards' manifest.
+        reader = os.path.join(self.root, "reader")
+        code, printed = self.pretrain(reader, "--shards", shards, corpus=False)
+        self.assertEqual(code, 0)
+        self.assertIn("corpus: 40 documents", printed)
+        self.assertEqual(logged_steps(reader), [2, 4])
+        with open(os.path.join(reader, "vocab.txt")) as a, open(
+                self.vocabulary) as b:
+            self.assertEqual(a.read().split(), b.read().split())
+        with self.assertRaisesRegex(SystemExit, "sequence_length=24 but this "
+                                    "run uses 32"):
+            self.pretrain(os.path.join(self.root, "longer"), "--shards",
+                          shards, "--sequence-length", "32", corpus=False)
+
+    def test_resume_after_a_kill_continues_step_and_optimizer(self):
+        output = os.path.join(self.root, "resumed")
+
+        def job(print_fn=print):
+            return PretrainingJob(
+                output, corpus_files=[self.corpus],
+                vocabulary=self.vocabulary, config=SMALL_MODEL, steps=8,
+                batch_size=8, sequence_length=24, heldout_fraction=0.3,
+                log_every=2, checkpoint_every=2, resume=True,
+                jit_compile=False, print_fn=print_fn)
+
+        def kill_at_step_4(line):
+            if line.startswith("step 4/"):
+                raise Interrupted(line)
+
+        first = job(kill_at_step_4)
+        first.prepare()
+        with self.assertRaises(Interrupted):
+            first.train()
+        self.assertEqual(int(first.model.optimizer.iterations), 4)
+        self.assertEqual(logged_steps(output), [2, 4])
+
+        lines = []
+        second = job(lines.append)
+        second.prepare()
+        # The restored state is the killed run's: weights and every
+        # optimizer variable (step counter, Adam moments).
+        state = PretrainingCheckpoint.restore(
+            second.model, os.path.join(output, "checkpoints"))
+        self.assertEqual(state["step"], 4)
+        for a, b in zip(first.model.weights, second.model.weights):
+            np.testing.assert_array_equal(ops.convert_to_numpy(a),
+                                          ops.convert_to_numpy(b))
+        for a, b in zip(first.model.optimizer.variables,
+                        second.model.optimizer.variables):
+            np.testing.assert_array_equal(ops.convert_to_numpy(a),
+                                          ops.convert_to_numpy(b))
+        second.train()
+        self.assertEqual(second.start_step, 4)
+        self.assertTrue(any(line.startswith("Resuming at step 4 from")
+                            for line in lines), lines)
+        self.assertEqual(int(second.model.optimizer.iterations), 8)
+        self.assertEqual(logged_steps(output), [2, 4, 6, 8])
+        # The learning-rate schedule continues too (no second warmup).
+        with open(os.path.join(output, "metrics.jsonl")) as file:
+            rates = [json.loads(line)["learning_rate"] for line in file]
+        self.assertEqual(rates, sorted(rates, reverse=True))
+
+    def test_interrupted_save_keeps_the_previous_checkpoint(self):
+        output = os.path.join(self.root, "saves")
+        job = PretrainingJob(output, corpus_files=[self.corpus],
+                             vocabulary=self.vocabulary, config=SMALL_MODEL,
+                             steps=2, batch_size=8, sequence_length=24,
+                             heldout_fraction=0.3, print_fn=None)
+        job.prepare()
+        job.model.optimizer.build(job.model.trainable_variables)
+        directory = os.path.join(output, "checkpoints")
+        callback = PretrainingCheckpoint(directory, save_every=2)
+        callback.set_model(job.model)
+        callback.save(2)
+        with mock.patch("numpy.savez", side_effect=KeyboardInterrupt):
+            with self.assertRaises(KeyboardInterrupt):
+                callback.save(4)
+        self.assertEqual(sorted(os.listdir(directory)),
+                         ["ckpt-00000002", "latest"])
+        self.assertEqual(PretrainingCheckpoint.restore(job.model, directory),
+                         {"step": 2})
+
+
+class PretrainBadInputTest(TestCase):
+    def setUp(self):
+        super().setUp()
+        self.root = self.get_temp_dir()
+        self.vocabulary = write_toy_vocabulary(self.root)
+
+    def assertFails(self, lines_or_bytes, pattern, *extra):
+        path = os.path.join(self.root, "bad.txt")
+        if isinstance(lines_or_bytes, bytes):
+            with open(path, "wb") as file:
+                file.write(lines_or_bytes)
+        else:
+            write_lines(path, lines_or_bytes)
+        with self.assertRaisesRegex(SystemExit, pattern):
+            run_cli("pretrain", "--corpus", path, "--vocab", self.vocabulary,
+                    "--steps", "2", "--output",
+                    os.path.join(self.root, "out"), *extra)
+
+    def test_file_without_sentences(self):
+        self.assertFails(["", "   ", ""], "bad.txt contains no sentences")
+
+    def test_non_utf8_file(self):
+        self.assertFails(b"w1 w2 .\nw3 w4 .\nw5 caf\xe9 .\n",
+                         r"bad.txt, line 3: not valid UTF-8")
+
+    def test_one_sentence_documents(self):
+        self.assertFails(["w1 w2 w3 .", "", "w4 w5 .", "", "w6 w7 ."],
+                         r"bad.txt: every document has one sentence \(the "
+                         r"first at line 1\).*--no-nsp")
+
+    def test_vocabulary_size_mismatch(self):
+        self.assertFails(["w1 w2 .", "w3 w4 ."],
+                         "--vocab-size is 100 but the vocabulary .*vocab.txt "
+                         "has 31 tokens", "--vocab-size", "100")
