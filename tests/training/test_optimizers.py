@@ -23,7 +23,7 @@ class CreateOptimizerTest(TestCase):
         before = [keras.ops.convert_to_numpy(v) for v in variables]
         # Zero gradients: Adam's step is 0, so only the decay moves weights.
         optimizer.apply_gradients(
-            [(keras.ops.zeros_like(v), v) for v in variables]
+            [(keras.ops.zeros(v.shape, dtype=v.dtype), v) for v in variables]
         )
         decayed = kept = 0
         for variable, old in zip(variables, before):
