@@ -16,6 +16,7 @@ from keras_bert.checkpoints.checkpoint_error import CheckpointError
 from keras_bert.checkpoints.config_conversion import bert_config_from_backbone
 from keras_bert.checkpoints.weight_conversion import find_layer
 from keras_bert.checkpoints.weight_conversion import model_to_huggingface_state
+from keras_bert.file_swap import swap_in_directory
 
 
 @contextlib.contextmanager
@@ -43,18 +44,7 @@ def atomic_directory(target):
     try:
         yield staging
         os.chmod(staging, 0o755)
-        if os.path.exists(target):
-            retired = tempfile.mkdtemp(prefix=f".{name}.old-", dir=parent)
-            os.rmdir(retired)
-            os.rename(target, retired)
-            try:
-                os.rename(staging, target)
-            except OSError:
-                os.rename(retired, target)
-                raise
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            os.rename(staging, target)
+        swap_in_directory(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

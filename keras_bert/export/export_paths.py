@@ -11,6 +11,8 @@ import os
 import shutil
 import tempfile
 
+from keras_bert.file_swap import swap_in_directory
+
 SAVED_MODEL = "saved_model"
 ONNX = "onnx"
 
@@ -52,22 +54,6 @@ def check_target(path, overwrite, artifact):
         )
 
 
-def _swap_in_directory(staged, target):
-    if not os.path.lexists(target):
-        os.rename(staged, target)
-        return
-    parent, name = os.path.split(target)
-    retired = tempfile.mkdtemp(prefix=f".{name}.old-", dir=parent)
-    os.rmdir(retired)
-    os.rename(target, retired)
-    try:
-        os.rename(staged, target)
-    except OSError:
-        os.rename(retired, target)
-        raise
-    shutil.rmtree(retired, ignore_errors=True)
-
-
 @contextlib.contextmanager
 def staged_output(path, overwrite, artifact):
     """Yields a temporary path to write to; moves it to `path` on success.
@@ -85,7 +71,7 @@ def staged_output(path, overwrite, artifact):
         if artifact == SAVED_MODEL:
             yield staging
             os.chmod(staging, 0o755)  # mkdtemp makes it private
-            _swap_in_directory(staging, target)
+            swap_in_directory(staging, target)
         else:
             staged_file = os.path.join(staging, name)
             yield staged_file
