@@ -18,6 +18,7 @@ from keras_bert.checkpoints.config_conversion import (
 )
 from keras_bert.checkpoints.name_mapping import google_to_canonical_names
 from keras_bert.checkpoints.name_mapping import normalize_huggingface_names
+from keras_bert.checkpoints.preset_weights import load_preset_weights
 from keras_bert.checkpoints.weight_conversion import load_state_into_model
 from keras_bert.serialization import import_config_module
 
@@ -112,7 +113,7 @@ def load_preset_model(path, load_weights=True, backbone_overrides=None,
                 "load_weights=False for the architecture only."
             )
         files.check_not_lfs_pointer(weights_file)
-        model.load_weights(weights_file)
+        load_preset_weights(model, weights_file)
     return model
 
 

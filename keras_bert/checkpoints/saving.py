@@ -16,6 +16,7 @@ from keras_bert.checkpoints.checkpoint_error import CheckpointError
 from keras_bert.checkpoints.config_conversion import bert_config_from_backbone
 from keras_bert.checkpoints.weight_conversion import find_layer
 from keras_bert.checkpoints.weight_conversion import model_to_huggingface_state
+from keras_bert.checkpoints.preset_weights import save_preset_weights
 from keras_bert.file_swap import swap_in_directory
 
 
@@ -83,7 +84,7 @@ def save_to_preset(model, preset_dir, tokenizer=None):
     with atomic_directory(preset_dir) as staging:
         _write_json(os.path.join(staging, "config.json"),
                     keras.saving.serialize_keras_object(model))
-        model.save_weights(os.path.join(staging, "model.weights.h5"))
+        save_preset_weights(model, os.path.join(staging, "model.weights.h5"))
         if tokenizer is not None:
             tokenizer.save_to_preset(staging)
         _write_json(os.path.join(staging, "metadata.json"), {

@@ -4,7 +4,9 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
+import h5py
 import keras
 import numpy as np
 import pytest
@@ -93,6 +95,28 @@ class PresetRoundTripTest(TestCase):
         self.assertTrue(os.path.isfile(os.path.join(directory, "vocab.txt")))
         restored = BertClassifier.from_preset(directory)
         self.assertIsNotNone(restored.preprocessor)
+        self.assertAllClose(restored(backbone_inputs()),
+                            model(backbone_inputs()), atol=0, rtol=0)
+
+    def test_trained_model_preset_has_no_optimizer_state(self):
+        tokenizer = BertTokenizer(ref.VOCABULARY)
+        model = BertClassifier(
+            tiny_backbone(), num_classes=2,
+            preprocessor=BertPreprocessor(tokenizer, sequence_length=12))
+        model.compile(num_train_steps=2)
+        model.fit(["the cat", "a dog"] * 2, np.array([0, 1] * 2),
+                  batch_size=2, verbose=0)
+        directory = os.path.join(self.get_temp_dir(), "preset")
+        model.save_to_preset(directory)
+        with h5py.File(os.path.join(directory, "model.weights.h5")) as f:
+            saved = []
+            f.visititems(lambda name, item: saved.append(name)
+                         if isinstance(item, h5py.Dataset) else None)
+        self.assertEqual(len(saved), len(model.weights))
+        self.assertFalse([name for name in saved if "optimizer" in name])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # e.g. "Skipping variable loading"
+            restored = BertClassifier.from_preset(directory)
         self.assertAllClose(restored(backbone_inputs()),
                             model(backbone_inputs()), atol=0, rtol=0)
 
