@@ -23,7 +23,7 @@ import time
 
 import keras
 
-from keras_bert.commands import evaluate as task_files
+from keras_bert.commands import task_files
 
 DEFAULT_SEQUENCE_LENGTH = {"squad": 384}
 

@@ -209,6 +209,6 @@ def _predict(args):
 
 
 def run(args):
-    from keras_bert.commands.evaluate import report_errors
+    from keras_bert.commands.task_files import report_errors
 
     return report_errors("predict", _predict, args)

@@ -19,4 +19,5 @@ from keras_bert.preprocessing.tasks.readers import DataFileError
 from keras_bert.preprocessing.tasks.readers import read_conll
 from keras_bert.preprocessing.tasks.readers import read_squad
 from keras_bert.preprocessing.tasks.readers import read_table
+from keras_bert.preprocessing.tasks.readers import table_rows
 from keras_bert.preprocessing.tasks.task_dataset import preprocessed_dataset

@@ -31,8 +31,13 @@ def _check_file(path):
         raise DataFileError(f"{path}: the file is empty.")
 
 
-def _table_rows(path, delimiter, has_header):
-    """Yields (line_number, row) with row a dict (header) or a list."""
+def table_rows(path, delimiter, has_header):
+    """Yields `(line_number, row)` of a TSV, CSV or JSONL file.
+
+    `row` is a dict when the file has a header (`None` for a row whose
+    cell count differs from the header's), a list otherwise; blank lines
+    are skipped. Callers use the line numbers in their error messages.
+    """
     extension = os.path.splitext(path)[1].lower()
     with open(path, encoding="utf-8-sig", newline="") as handle:
         if extension in (".jsonl", ".json"):
@@ -91,7 +96,7 @@ def read_table(path, text_columns, label_column=None, delimiter=None,
     texts = [[] for _ in text_columns]
     labels = [] if label_column is not None else None
     skipped, seen_columns, rows = 0, set(), 0
-    for number, row in _table_rows(path, delimiter, has_header):
+    for number, row in table_rows(path, delimiter, has_header):
         rows += 1
         if row is None:
             skipped += 1
