@@ -11,6 +11,7 @@ fixed when the backend starts. Writes the table into the "Data-parallel
 overhead" section of docs/performance.md.
 
     python bench/bench_distribution.py                      # both backends
+    python bench/bench_distribution.py --tf-devices 1 2     # TF on 1 and 2
     python bench/bench_distribution.py --backends jax --devices 1 8 --steps 10
 """
 
@@ -19,6 +20,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -142,16 +144,27 @@ def write_section(text):
         file.write(document.rstrip("\n") + "\n")
 
 
+def _load():
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "unknown"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backends", nargs="+", default=["jax", "tensorflow"])
-    parser.add_argument("--devices", nargs="+", type=int, default=[1, 2, 4, 8])
+    parser.add_argument("--devices", nargs="+", type=int, default=[1, 2, 4, 8],
+                        help="device counts (default 1 2 4 8)")
+    parser.add_argument("--tf-devices", nargs="+", type=int,
+                        help="device counts for TensorFlow (default: "
+                        "--devices)")
     parser.add_argument("--config", default="tiny")
     parser.add_argument("--global-batch", type=int, default=32)
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--masks", type=int, default=20)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--no-write", action="store_true",
                         help="print the table without touching the docs")
     parser.add_argument("--measure", type=int, help=argparse.SUPPRESS)
@@ -159,13 +172,21 @@ def main(argv=None):
     if args.measure:
         print(json.dumps(measure(args)))
         return
-    if 1 not in args.devices:
-        parser.error("--devices must include 1, the baseline.")
+    counts = {backend: args.devices for backend in args.backends}
+    if args.tf_devices and "tensorflow" in counts:
+        counts["tensorflow"] = args.tf_devices
+    if any(1 not in devices for devices in counts.values()):
+        parser.error("--devices and --tf-devices must include 1, the "
+                     "baseline.")
 
+    command = " ".join(["python bench/bench_distribution.py",
+                        *map(shlex.quote, argv if argv is not None
+                             else sys.argv[1:])])
+    load_before = _load()
     rows = []
     for backend in args.backends:
         points = {}
-        for devices in sorted(args.devices):
+        for devices in sorted(counts[backend]):
             points[devices] = run_point(backend, devices, args)
             print(backend, points[devices], flush=True)
         for devices, point in points.items():
@@ -173,20 +194,25 @@ def main(argv=None):
             rows.append({"backend": backend, "efficiency": efficiency, **point})
 
     text = "\n".join([
-        "Written by `python bench/bench_distribution.py` "
+        f"Written by `{command}` "
         f"({time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPU cores, "
-        f"{platform.processor() or platform.machine()}). BertPretrainer "
+        f"{platform.processor() or platform.machine()}; 1-minute load "
+        f"average {load_before} before, {_load()} after). BertPretrainer "
         f"`{args.config}`, global batch {args.global_batch}, sequence length "
         f"{args.length}, {args.masks} masks, data parallel over virtual CPU "
         "devices (JAX: `keras.distribution.DataParallel`; TensorFlow: "
         f"`MirroredStrategy`), {args.steps} timed steps after "
         f"{args.warmup} warm-up steps.",
         "",
-        "The devices share the same cores, so the best possible efficiency "
-        "(steps/s relative to one device, same global batch) is 1.00: this "
-        "measures the overhead of splitting the batch, all-reducing the "
-        "gradients and running one program per device, not the speed-up "
-        "real accelerators give.",
+        "**This is not a speed-up measurement.** The virtual devices share "
+        f"the same {os.cpu_count()} CPU cores, so no speed-up is possible: "
+        "efficiency (steps/s relative to one device, same global batch) "
+        "below 1.00 is what data parallelism costs here (splitting the "
+        "batch, all-reducing the gradients, running one program per "
+        "device on the same cores), and says nothing about the speed-up "
+        "real accelerators give. Each point is one run in its own process, "
+        "on a machine shared with other jobs: differences of 10-20% are "
+        "within the noise. See [Distributed training](distributed.md).",
         "",
         table(rows, args),
     ])

@@ -17,6 +17,8 @@ DEFAULTS = {"config": "tiny", "steps": 500, "batch_size": 32,
 
 
 def add_parser(subparsers):
+    from keras_bert.training.distribution import add_distribution_arguments
+
     parser = subparsers.add_parser(
         "pretrain",
         help="pretrain BERT (masked LM + next sentence) from raw text",
@@ -41,7 +43,9 @@ def add_parser(subparsers):
                         "preset directory to continue from (default: tiny)")
     parser.add_argument("--steps", type=int, default=DEFAULTS["steps"])
     parser.add_argument("--batch-size", type=int,
-                        default=DEFAULTS["batch_size"])
+                        default=DEFAULTS["batch_size"],
+                        help="sequences per replica and step (default 32); "
+                        "a step sees this x replicas")
     parser.add_argument("--sequence-length", type=int,
                         default=DEFAULTS["sequence_length"])
     parser.add_argument("--learning-rate", type=float,
@@ -74,16 +78,23 @@ def add_parser(subparsers):
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in --output from its newest "
                         "checkpoint")
+    add_distribution_arguments(parser)
     parser.set_defaults(func=run)
 
 
 def run(args):
     import keras
 
+    from keras_bert.training import distribution
     from keras_bert.training.pretraining_job import PretrainingJob
     from keras_bert.training.pretraining_logger import format_duration
 
     started = time.perf_counter()
+    try:
+        # First: multi-host JAX must join its cluster before computing.
+        engine = distribution.distribution_from_args(args)
+    except ValueError as error:
+        raise SystemExit(f"error: {error}") from None
     job = PretrainingJob(
         output_dir=args.output, corpus_files=args.corpus,
         corpus_format=args.corpus_format, vocabulary=args.vocab,
@@ -98,6 +109,7 @@ def run(args):
         shards=args.write_shards or args.shards,
         write_shards=bool(args.write_shards),
         shard_passes=args.shard_passes, resume=args.resume,
+        distribution=engine,
     )
     print(f"keras-bert pretrain on {keras.config.backend()} -> {args.output}")
     try:
@@ -110,12 +122,17 @@ def run(args):
     print(f"model: BERT {job.config} ({backbone.num_layers} layers, hidden "
           f"{backbone.hidden_dim}), vocabulary {backbone.vocabulary_size:,}, "
           f"{job.model.count_params():,} parameters")
-    print(f"training: {job.steps} steps x {job.batch_size} sequences x "
-          f"{job.sequence_length} tokens, peak lr {job.learning_rate:g}, "
-          f"{job.optimizer}")
+    replicas = (f" ({job.batch_size} per replica x {job.replicas} "
+                f"replicas, {args.distribution})" if engine else "")
+    print(f"training: {job.steps} steps x {job.global_batch_size} sequences"
+          f"{replicas} x {job.sequence_length} tokens, peak lr "
+          f"{job.learning_rate:g}, {job.optimizer}")
     job.train()
     results = job.evaluate()
     job.save()
+    if not job.chief:
+        print(f"done; the chief process writes {args.output}")
+        return 0
     print()
     print(format_results(results))
     print()

@@ -52,7 +52,9 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
         self._step = None
 
     def on_train_begin(self, logs=None):
-        self._step = int(self.model.optimizer.iterations)
+        # Through NumPy: int() fails on a tf.distribute variable.
+        self._step = int(keras.ops.convert_to_numpy(
+            self.model.optimizer.iterations))
         self._saved_step = self._step
 
     def on_train_batch_end(self, batch, logs=None):

@@ -1,37 +1,20 @@
 import json
 import math
 import os
-import random
+import shutil
+import tempfile
 import time
 
 import keras
 
-from keras_bert.configs import BACKBONE_CONFIGS
-from keras_bert.configs import get_backbone_config
-from keras_bert.training.loss_curves import plot_loss_curves
-from keras_bert.training.loss_curves import read_metrics
-from keras_bert.training.optimizers import create_optimizer
-from keras_bert.training.pair_shards import MANIFEST
-from keras_bert.training.pair_shards import read_pair_shards
-from keras_bert.training.pair_shards import shard_manifest
-from keras_bert.training.pair_shards import write_corpus_shards
+from keras_bert.training import distribution
+from keras_bert.training import pretraining_report as report
+from keras_bert.training import pretraining_setup as setup
 from keras_bert.training.pretraining_checkpoint import PretrainingCheckpoint
 from keras_bert.training.pretraining_data import batch_pairs
-from keras_bert.training.pretraining_data import pair_dataset
-from keras_bert.training.pretraining_data import tokenize_documents
-from keras_bert.training.pretraining_evaluation import evaluate_pretraining
-from keras_bert.training.pretraining_evaluation import fill_mask_examples
-from keras_bert.training.pretraining_evaluation import unigram_counts
 from keras_bert.training.pretraining_logger import PretrainingLogger
-from keras_bert.training.python_docs_corpus import python_docs_documents
-from keras_bert.training.python_docs_corpus import write_sentences_file
+from keras_bert.training.pretraining_setup import DEFAULT_VOCABULARY_SIZE  # noqa: F401
 from keras_bert.training.text_corpus import TextCorpus
-
-DEFAULT_VOCABULARY_SIZE = 8000
-
-# Settings a resumed run must share with the run that wrote the checkpoint.
-_RESUME_KEYS = ("config", "batch_size", "sequence_length", "seed",
-                "next_sentence_prediction", "corpus_files", "shards")
 
 
 class PretrainingJob:
@@ -48,6 +31,15 @@ class PretrainingJob:
     remember their corpus and vocabulary: without `corpus_files` the
     held-out evaluation reads the corpus they were written from.
 
+    With `distribution`, the model is built, compiled and trained inside
+    the engine's scope (see `keras_bert.training.distribution`): each step
+    takes a global batch of `batch_size` x replicas, `steps` and the
+    learning-rate schedule count global steps, and only the chief process
+    writes `output_dir` (other processes work in a temporary directory that
+    is removed by `save`). Checkpoints and the preset hold whole arrays, so
+    they load on one device, or resume on another number of devices with
+    the same global batch.
+
     Args:
         output_dir: str. Run directory.
         corpus_files: list of str or None. Text files; None builds the
@@ -60,9 +52,10 @@ class PretrainingJob:
         config: str or dict. A size name ("tiny", "mini", ...), a preset
             directory to continue pretraining (e.g. phase 2 at length 512),
             or `BertBackbone` arguments (the vocabulary size is filled in).
-        steps: int. Training steps (rounded up to a multiple of
+        steps: int. Training steps (global; rounded up to a multiple of
             `log_every`).
-        batch_size, sequence_length: int.
+        batch_size: int. Sequences per replica and step.
+        sequence_length: int.
         learning_rate: float. Peak learning rate.
         warmup_steps: int or None. None: 1% of the steps (the paper's ratio).
         optimizer: str. "adamw" or "lamb".
@@ -79,6 +72,11 @@ class PretrainingJob:
         shard_passes: int. Passes over the corpus to write; pass `p`
             draws its pairs with seed `seed + p`.
         resume: bool. Continue from the newest checkpoint in `output_dir`.
+        distribution: None (one device), "data_parallel" or
+            "model_parallel" (configured with `mesh_shape` by
+            `configure_distribution` in `prepare`), or an engine that
+            `configure_distribution` returned (for `multi_host=`/`tpu=`).
+        mesh_shape: tuple of ints or None. With a `distribution` name.
         jit_compile: bool or "auto". Passed to `compile`.
         print_fn: callable or None. Receives progress lines (None: silent).
 
@@ -95,8 +93,9 @@ class PretrainingJob:
                  whole_word_masking=False, heldout_fraction=0.02,
                  log_every=None, checkpoint_every=None, seed=0,
                  shards=None, write_shards=False, shard_passes=1,
-                 resume=False, jit_compile="auto", print_fn=print):
-        self.output_dir = output_dir
+                 resume=False, distribution=None, mesh_shape=None,
+                 jit_compile="auto", print_fn=print):
+        self.output_dir = self.run_dir = output_dir
         self.corpus_files = list(corpus_files or [])
         self.corpus_format = corpus_format
         self.vocabulary = vocabulary
@@ -120,6 +119,12 @@ class PretrainingJob:
         self.write_shards = write_shards
         self.shard_passes = shard_passes
         self.resume = resume
+        self.distribution = distribution
+        self.mesh_shape = mesh_shape
+        self.engine = None
+        self.replicas = 1
+        self.global_batch_size = batch_size
+        self.chief = True
         self.jit_compile = jit_compile
         self.print_fn = print_fn or (lambda line: None)
         self.timings = {}
@@ -138,17 +143,25 @@ class PretrainingJob:
     # Stages --------------------------------------------------------------
 
     def prepare(self):
-        """Checks the settings, reads the corpus, gets the vocabulary."""
+        """Sets up the engine, reads the corpus, gets the vocabulary and
+        builds the model."""
+        self._configure_distribution()
         start = time.perf_counter()
         os.makedirs(self.output_dir, exist_ok=True)
-        self._check_run_file()
-        manifest = self._existing_shards()
+        saved = setup.check_run_file(self.path("run.json"), self._settings(),
+                                      self.resume, self.output_dir)
+        if saved and not self.corpus_files:
+            self.corpus_files = saved["corpus_files"]
+        manifest = setup.shards_to_read(self.shards, self.write_shards,
+                                         self.corpus_files, self.print_fn)
         if manifest:
-            self._settings_from_shards(manifest["metadata"])
+            # The shards' corpus (unless one is given), split and casing.
+            vars(self).update(setup.settings_from_shards(
+                manifest["metadata"], self.corpus_files))
         builtin = not self.corpus_files or (
-            self.corpus_files == self._default_corpus_paths())
+            self.corpus_files == setup.default_corpus_paths(self.output_dir))
         if builtin:
-            self.corpus_files = self._write_default_corpus()
+            self.corpus_files = setup.write_default_corpus(self.output_dir)
             self.corpus_format = "sentences"
         self.corpus = TextCorpus(self.corpus_files, self.corpus_format,
                                  self.heldout_fraction)
@@ -163,106 +176,132 @@ class PretrainingJob:
         start = time.perf_counter()
         if manifest and not self.vocabulary:
             self.vocabulary = os.path.join(self.shards, "vocab.txt")
-        self.tokenizer = self._vocabulary()
+        self.tokenizer = setup.load_vocabulary(
+            self.vocabulary, self.vocabulary_size, self.lowercase,
+            self.corpus, self.output_dir, self.print_fn)
         self.timings["vocabulary_s"] = time.perf_counter() - start
         if self.shards and not manifest:
             start = time.perf_counter()
             self._write_shards(builtin)
             self.timings["shards_s"] = time.perf_counter() - start
-        self.train_pairs = self._train_pairs()
-        self.model = self._model()
+        self.train_pairs = setup.training_pairs(
+            self.corpus, self.tokenizer, self.sequence_length,
+            self.next_sentence_prediction, self.seed, self.shards)
+        with distribution.distribution_scope(self.engine):
+            self.model = self._model()
+        if self.chief:
+            with open(self.path("run.json"), "w") as file:
+                json.dump(self._settings(), file, indent=2)
 
     def train(self):
         """Fits the model (from the newest checkpoint when resuming)."""
-        checkpoints = self.path("checkpoints")
-        state = PretrainingCheckpoint.restore(self.model, checkpoints)
+        # Restored from the run directory on every process; only the
+        # chief writes there.
+        checkpoints = os.path.join(self.run_dir, "checkpoints")
+        with distribution.distribution_scope(self.engine):
+            state = PretrainingCheckpoint.restore(self.model, checkpoints)
         self.start_step = state["step"] if state else 0
         if self.start_step:
             self.print_fn(f"Resuming at step {self.start_step} from "
                           f"{PretrainingCheckpoint.latest(checkpoints)}.")
         batches = batch_pairs(
-            self.train_pairs, self.tokenizer, self.sequence_length, self.batch_size,
-            self.next_sentence_prediction,
+            self.train_pairs, self.tokenizer, self.sequence_length,
+            self.global_batch_size, self.next_sentence_prediction,
             whole_word_masking=self.whole_word_masking,
             shuffle_buffer_size=2048,
             # Replays the data stream up to the checkpoint (exact position).
-            skip_pairs=self.start_step * self.batch_size,
+            skip_pairs=self.start_step * self.global_batch_size,
             seed=self.seed,
         )
-        callbacks = [
-            PretrainingLogger(self.output_dir, self.steps,
-                              self.batch_size * self.sequence_length,
-                              print_fn=self.print_fn),
-            PretrainingCheckpoint(checkpoints, self.checkpoint_every,
-                                  extra_state={"seed": self.seed}),
-        ]
+        # Global batches; `fit` splits each over the replicas and workers.
+        batches = distribution.distribute_dataset(batches, self.engine)
+        callbacks = []
+        if self.chief:
+            callbacks = [
+                PretrainingLogger(self.output_dir, self.steps,
+                                  self.global_batch_size * self.sequence_length,
+                                  print_fn=self.print_fn),
+                PretrainingCheckpoint(checkpoints, self.checkpoint_every,
+                                      extra_state={"seed": self.seed}),
+            ]
         start = time.perf_counter()
         if self.start_step < self.steps:
-            self.model.fit(
-                batches,
-                steps_per_epoch=self.log_every,
-                epochs=self.steps // self.log_every,
-                initial_epoch=self.start_step // self.log_every,
-                callbacks=callbacks,
-                shuffle=False,
-                verbose=0,
-            )
+            with distribution.distribution_scope(self.engine):
+                self.model.fit(
+                    batches,
+                    steps_per_epoch=self.log_every,
+                    epochs=self.steps // self.log_every,
+                    initial_epoch=self.start_step // self.log_every,
+                    callbacks=callbacks,
+                    shuffle=False,
+                    verbose=0,
+                )
         self.timings["train_s"] = time.perf_counter() - start
 
     def evaluate(self, max_batches=50):
         """Held-out masked-token and NSP accuracy vs their baselines."""
         start = time.perf_counter()
-        heldout = batch_pairs(
-            pair_dataset(self.corpus, self.tokenizer, self.sequence_length,
-                         "heldout", self.next_sentence_prediction,
-                         seed=self.seed + 1, repeat=False),
-            self.tokenizer, self.sequence_length, self.batch_size,
-            self.next_sentence_prediction, shuffle_buffer_size=0,
-            drop_remainder=False, seed=self.seed + 1,
-        )
-        tokenized = tokenize_documents(self.corpus.documents("train"),
-                                       self.tokenizer)
-        counts = unigram_counts(
-            (ids for document in tokenized for ids in document),
-            self.tokenizer.vocabulary_size(),
-            [self.tokenizer.cls_token_id, self.tokenizer.sep_token_id,
-             self.tokenizer.pad_token_id],
-        )
-        self.results = evaluate_pretraining(self.model, heldout, counts,
-                                            max_batches)
-        self.results["most_frequent_token"] = self.tokenizer.id_to_token(
-            int(counts.argmax()))
-        self.results["fill_mask_examples"] = fill_mask_examples(
-            self.model, self.tokenizer, self.corpus.documents("heldout"),
-            seed=self.seed)
+        model, engine = report.evaluation_model(self.model, self.engine)
+        with distribution.distribution_scope(engine):
+            self.results = report.heldout_evaluation(
+                model, self.corpus, self.tokenizer, self.sequence_length,
+                self.batch_size, self.next_sentence_prediction, self.seed,
+                max_batches)
         self.timings["evaluate_s"] = time.perf_counter() - start
-        with open(self.path("evaluation.json"), "w") as file:
-            json.dump({**self.results, "timings": self.timings}, file, indent=2)
+        report.write_evaluation(self.path("evaluation.json"), self.results,
+                                self.timings)
         return self.results
 
     def save(self):
-        """Writes the final preset (`model/`) and the loss-curve plot."""
-        from keras_bert.checkpoints import save_to_preset
+        """Writes the final preset (`model/`) and the loss-curve plot.
 
-        save_to_preset(self.model, self.path("model"), tokenizer=self.tokenizer)
-        baselines = {"nsp_accuracy": 0.5}
-        if getattr(self, "results", None):
-            baselines.update(mlm_loss=self.results["unigram_loss"],
-                             mlm_accuracy=self.results["unigram_accuracy"])
-        if os.path.exists(self.path("metrics.jsonl")):
-            self.plot_written = plot_loss_curves(
-                read_metrics(self.path("metrics.jsonl")),
-                self.path("loss_curves.png"),
-                title=f"BERT {self.config} pretraining "
-                      f"({keras.config.backend()})",
-                baselines=baselines,
-            )
+        On a process other than the chief, removes its scratch directory
+        instead.
+        """
+        if not self.chief:
+            shutil.rmtree(self.output_dir, ignore_errors=True)
+            return
+        self.plot_written = report.write_final_model(
+            self.model, self.tokenizer, self.output_dir,
+            f"BERT {self.config} pretraining ({keras.config.backend()})",
+            getattr(self, "results", None))
 
     # Helpers -------------------------------------------------------------
+
+    def _configure_distribution(self):
+        engine = self.distribution
+        if engine is None or isinstance(engine, str):
+            engine = distribution.configure_distribution(engine, self.mesh_shape)
+        self.engine = engine
+        self.replicas = distribution.num_replicas(engine)
+        self.global_batch_size = distribution.global_batch_size(
+            self.batch_size, engine)
+        self.chief = distribution.is_chief(engine)
+        if self.chief:
+            return
+        # Another process of a multi-worker run: the same job, silent, its
+        # files in a scratch directory (removed by `save`).
+        self.output_dir = tempfile.mkdtemp(prefix="keras-bert-worker-")
+        self.print_fn = lambda line: None
+        own_vocabulary = os.path.join(self.run_dir, "vocab.txt")
+        if self.resume and not self.vocabulary and os.path.isfile(
+                own_vocabulary):
+            self.vocabulary = own_vocabulary
+        if self.write_shards and not setup.shards_to_read(
+                self.shards, True, self.corpus_files, self.print_fn):
+            # The chief writes them; this process makes its own (the
+            # same pairs: they are seeded) rather than wait.
+            self.shards = self.path("shards")
 
     def _settings(self):
         return {
             "config": self.config, "batch_size": self.batch_size,
+            "replicas": self.replicas,
+            "global_batch_size": self.global_batch_size,
+            "distribution": (self.distribution
+                             if self.distribution is None
+                             or isinstance(self.distribution, str)
+                             else type(self.distribution).__name__),
             "sequence_length": self.sequence_length, "seed": self.seed,
             "next_sentence_prediction": self.next_sentence_prediction,
             "corpus_files": self.corpus_files, "steps": self.steps,
@@ -270,96 +309,8 @@ class PretrainingJob:
             "vocabulary_size": self.vocabulary_size, "shards": self.shards,
         }
 
-    def _check_run_file(self):
-        path = self.path("run.json")
-        if os.path.exists(path):
-            if not self.resume:
-                raise ValueError(
-                    f"{self.output_dir} already holds a pretraining run. Pass "
-                    "--resume to continue it, or choose a new --output."
-                )
-            with open(path) as file:
-                saved = json.load(file)
-            if not self.corpus_files:
-                # The built-in corpus was written into the run directory.
-                self.corpus_files = saved["corpus_files"]
-            changed = {k: (saved.get(k), v) for k, v in self._settings().items()
-                       if k in _RESUME_KEYS and saved.get(k) != v}
-            if changed:
-                details = "; ".join(f"{k}: {a!r} then, {b!r} now"
-                                    for k, (a, b) in changed.items())
-                raise ValueError(
-                    f"Cannot resume {self.output_dir} with different settings "
-                    f"({details}). Use the original command, or a new --output."
-                )
-
-    def _write_run_file(self):
-        with open(self.path("run.json"), "w") as file:
-            json.dump(self._settings(), file, indent=2)
-
-    def _train_pairs(self):
-        if not self.shards:
-            return pair_dataset(
-                self.corpus, self.tokenizer, self.sequence_length, "train",
-                self.next_sentence_prediction, seed=self.seed,
-            )
-        # Checks the shards' length, NSP setting and vocabulary now,
-        # before the model is built.
-        return read_pair_shards(
-            self.shards, repeat=True, shuffle_seed=self.seed,
-            sequence_length=self.sequence_length,
-            next_sentence_prediction=self.next_sentence_prediction,
-            tokenizer=self.tokenizer,
-        )
-
-    def _default_corpus_paths(self, num_shards=8):
-        return [self.path("corpus", f"python_docs-{i:05d}-of-{num_shards:05d}.txt")
-                for i in range(num_shards)]
-
-    def _write_default_corpus(self):
-        paths = self._default_corpus_paths()
-        if not all(os.path.exists(p) for p in paths):
-            documents = python_docs_documents()
-            # Shuffled into shards, so per-pass file shuffling mixes them.
-            random.Random(0).shuffle(documents)
-            for i, path in enumerate(paths):
-                write_sentences_file(documents[i::len(paths)], path)
-        return paths
-
-    def _existing_shards(self):
-        """The manifest of `shards` when it should be read (not written)."""
-        if not self.shards:
-            return None
-        if self.write_shards and not os.path.isfile(
-                os.path.join(self.shards, MANIFEST)):
-            return None
-        manifest = shard_manifest(self.shards)
-        if self.write_shards:
-            self.print_fn(f"Reusing the complete shards in {self.shards}.")
-        written_from = manifest["metadata"].get("corpus_files")
-        if (self.write_shards and self.corpus_files and written_from
-                and [os.path.abspath(p) for p in self.corpus_files]
-                != written_from):
-            raise ValueError(
-                f"{self.shards} holds shards of another corpus "
-                f"({len(written_from)} files from {written_from[0]}). "
-                "Choose a new --write-shards directory."
-            )
-        return manifest
-
-    def _settings_from_shards(self, metadata):
-        # The shards' corpus (unless one is given), split and casing: the
-        # held-out evaluation then reads text the shards left out.
-        if not self.corpus_files and not metadata.get("builtin_corpus"):
-            self.corpus_files = metadata["corpus_files"]
-            self.corpus_format = metadata["corpus_format"]
-        self.heldout_fraction = metadata["heldout_fraction"]
-        self.lowercase = metadata["lowercase"]
-
     def _write_shards(self, builtin):
-        self.print_fn(f"Writing the training pairs ({self.shard_passes} "
-                      f"pass(es) over the corpus) to {self.shards}...")
-        manifest = write_corpus_shards(
+        setup.write_training_shards(
             self.corpus, self.tokenizer, self.shards, self.sequence_length,
             self.next_sentence_prediction, self.shard_passes, self.seed,
             metadata={
@@ -368,65 +319,12 @@ class PretrainingJob:
                 "heldout_fraction": self.heldout_fraction,
                 "lowercase": self.lowercase,
             },
+            print_fn=self.print_fn,
         )
-        self.print_fn(f"Wrote {manifest['num_pairs']:,} pairs in "
-                      f"{len(manifest['shards'])} shard(s).")
-
-    def _vocabulary(self):
-        from keras_bert.preprocessing import BertTokenizer
-        from keras_bert.preprocessing import train_vocabulary
-
-        path = self.vocabulary or self.path("vocab.txt")
-        if self.vocabulary and not os.path.isfile(path):
-            raise FileNotFoundError(f"Vocabulary file not found: {path}")
-        if not os.path.exists(path):
-            size = self.vocabulary_size or DEFAULT_VOCABULARY_SIZE
-            self.print_fn(f"Learning a {size}-token WordPiece vocabulary "
-                          "from the training text...")
-            sentences = (s for d in self.corpus.documents("train") for s in d)
-            train_vocabulary(sentences, size,
-                             lowercase=self.lowercase, output_path=path)
-        tokenizer = BertTokenizer(path, lowercase=self.lowercase)
-        size = tokenizer.vocabulary_size()
-        if self.vocabulary and self.vocabulary_size not in (None, size):
-            raise ValueError(
-                f"--vocab-size is {self.vocabulary_size} but the vocabulary "
-                f"{path} has {size} tokens. Drop --vocab-size (the model "
-                "takes the vocabulary's size) or pass the matching file."
-            )
-        if os.path.abspath(path) != os.path.abspath(self.path("vocab.txt")):
-            tokenizer.save_to_preset(self.output_dir)
-        return tokenizer
 
     def _model(self):
-        from keras_bert.models.bert_backbone import BertBackbone
-        from keras_bert.models.bert_pretrainer import BertPretrainer
-
-        size = self.tokenizer.vocabulary_size()
-        keras.utils.set_random_seed(self.seed)
-        if isinstance(self.config, dict) or self.config in BACKBONE_CONFIGS:
-            config = (dict(self.config) if isinstance(self.config, dict)
-                      else get_backbone_config(self.config))
-            config["vocabulary_size"] = size
-            config["max_sequence_length"] = max(
-                config.get("max_sequence_length", 512), self.sequence_length)
-            model = BertPretrainer(
-                BertBackbone(**config),
-                next_sentence_prediction=self.next_sentence_prediction,
-            )
-        else:
-            model = BertPretrainer.from_preset(self.config)
-            if model.backbone.vocabulary_size != size:
-                raise ValueError(
-                    f"The model in {self.config} has a vocabulary of "
-                    f"{model.backbone.vocabulary_size} tokens but the "
-                    f"vocabulary {self.vocabulary or 'learned'} has {size}. "
-                    "Pass the model's own vocab.txt with --vocab."
-                )
-        optimizer = create_optimizer(
-            total_steps=self.steps, learning_rate=self.learning_rate,
-            warmup_steps=self.warmup_steps, optimizer=self.optimizer,
-        )
-        model.compile(optimizer=optimizer, jit_compile=self.jit_compile)
-        self._write_run_file()
-        return model
+        return setup.build_pretrainer(
+            self.config, self.tokenizer.vocabulary_size(),
+            self.sequence_length, self.next_sentence_prediction, self.steps,
+            self.learning_rate, self.warmup_steps, self.optimizer, self.seed,
+            self.jit_compile, self.vocabulary)

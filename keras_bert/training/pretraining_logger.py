@@ -50,7 +50,9 @@ class PretrainingLogger(keras.callbacks.Callback):
 
     def on_train_begin(self, logs=None):
         os.makedirs(self.directory, exist_ok=True)
-        self._step = int(self.model.optimizer.iterations)
+        # Through NumPy: int() fails on a tf.distribute variable.
+        self._step = int(keras.ops.convert_to_numpy(
+            self.model.optimizer.iterations))
         self._start_step = self._interval_step = self._step
         self._start = self._interval_start = time.perf_counter()
         self._writer = None

@@ -88,7 +88,7 @@ class PretrainCommandTest(TestCase):
         with self.assertRaisesRegex(SystemExit, "already holds a pretraining "
                                     "run. Pass --resume"):
             self.pretrain(output)
-        with self.assertRaisesRegex(SystemExit, "batch_size: 8 then, 4 now"):
+        with self.assertRaisesRegex(SystemExit, "global_batch_size: 8 then, 4 now"):
             self.pretrain(output, "--resume", "--batch-size", "4")
         # Resuming a finished run trains no step and rewrites no shard.
         code, printed = self.pretrain(output, "--resume", "--write-shards",
