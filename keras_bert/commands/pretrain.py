@@ -31,8 +31,9 @@ def add_parser(subparsers):
     parser.add_argument("--corpus-format", default="auto",
                         choices=("auto", "sentences", "paragraphs"),
                         help="'sentences': one per line, blank line between "
-                        "documents (original BERT); 'paragraphs': prose, one "
-                        "document per file (default: detect per file)")
+                        "documents (original BERT); 'paragraphs': prose, cut "
+                        "into documents of whole paragraphs of about 50 "
+                        "sentences (default: detect per file)")
     parser.add_argument("--vocab", metavar="VOCAB", help="an existing vocab.txt")
     parser.add_argument("--vocab-size", type=int, metavar="N",
                         help="size of the vocabulary to learn (default 8000)")

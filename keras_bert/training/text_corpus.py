@@ -14,26 +14,32 @@ class TextCorpus:
 
     - "sentences", the original BERT format: one sentence per line, a
       blank line between documents.
-    - "paragraphs", plain prose: each file is one document; blank lines
-      separate paragraphs; a paragraph's lines are joined (hard-wrapped
-      text) and split into sentences.
+    - "paragraphs", plain prose: blank lines separate paragraphs; a
+      paragraph's lines are joined (hard-wrapped text) and split into
+      sentences. A file is cut into documents of whole paragraphs, each
+      closed at the first paragraph end after `paragraph_document_sentences`
+      sentences. A book as one document would leave next-sentence
+      prediction a handful of documents to draw random B segments from
+      and the pair stream one book at a time; BERT's documents were
+      Wikipedia articles.
 
     "auto" picks per file from its first lines (see `detect_format`).
     Files are read lazily, one document at a time, so corpora larger
-    than memory stream through (a "paragraphs" file is one document and
-    is held whole).
+    than memory stream through.
 
     A deterministic held-out split: every document is cut into pieces of
     `heldout_piece_sentences` sentences, and a piece goes to the held-out
-    side when a hash of its text falls below `heldout_fraction`. The
-    remaining pieces stay one training document; the held-out pieces of a
-    document form one held-out document.
+    side when a hash of its text falls below `heldout_fraction`. Each run
+    of consecutive pieces on one side is a document of that split, so
+    an "is next" pair never joins text that the split took apart.
 
     Args:
         paths: list of str. Text files (UTF-8).
         corpus_format: str. "auto", "sentences" or "paragraphs".
         heldout_fraction: float. Share of text held out for evaluation.
         heldout_piece_sentences: int. Size of the held-out units.
+        paragraph_document_sentences: int. Least sentences of a document
+            cut from a "paragraphs" file (its last one may have fewer).
 
     Example:
     >>> import tempfile, os
@@ -49,6 +55,7 @@ class TextCorpus:
         corpus_format="auto",
         heldout_fraction=0.0,
         heldout_piece_sentences=100,
+        paragraph_document_sentences=50,
     ):
         if corpus_format not in CORPUS_FORMATS:
             raise ValueError(
@@ -67,6 +74,7 @@ class TextCorpus:
         self.corpus_format = corpus_format
         self.heldout_fraction = heldout_fraction
         self.heldout_piece_sentences = heldout_piece_sentences
+        self.paragraph_document_sentences = paragraph_document_sentences
 
     def file_format(self, path):
         """The layout used for `path` ("sentences" or "paragraphs")."""
@@ -91,10 +99,7 @@ class TextCorpus:
                 if split == "all":
                     yield document
                     continue
-                train, heldout = self._split(document)
-                part = train if split == "train" else heldout
-                if part:
-                    yield part
+                yield from self._split(document, split == "heldout")
 
     def check(self, require_pairs=False):
         """Reads every file once; raises on a file with no sentences.
@@ -136,19 +141,21 @@ class TextCorpus:
             stats["sentences"] += sentences
         return stats
 
-    def _split(self, document):
-        if self.heldout_fraction <= 0:
-            return document, []
+    def _split(self, document, heldout):
+        """The runs of consecutive pieces of `document` on one side."""
         size = self.heldout_piece_sentences
-        train, heldout = [], []
+        run = []
         for start in range(0, len(document), size):
             piece = document[start:start + size]
             digest = zlib.crc32("\n".join(piece).encode("utf-8"))
-            if digest % 10_000 < self.heldout_fraction * 10_000:
-                heldout.extend(piece)
-            else:
-                train.extend(piece)
-        return train, heldout
+            in_heldout = digest % 10_000 < self.heldout_fraction * 10_000
+            if in_heldout == heldout:
+                run.extend(piece)
+            elif run:
+                yield run
+                run = []
+        if run:
+            yield run
 
     def _read_file(self, path):
         for _, document in self._read_numbered(path):
@@ -159,11 +166,15 @@ class TextCorpus:
         if self.file_format(path) == "sentences":
             yield from _read_sentences_file(path)
         else:
-            sentences = []
-            for paragraph in _read_paragraphs(path):
+            sentences, start = [], None
+            for number, paragraph in _read_paragraphs(path):
                 sentences.extend(split_sentences(paragraph))
+                start = start or number
+                if len(sentences) >= self.paragraph_document_sentences:
+                    yield start, sentences
+                    sentences, start = [], None
             if sentences:
-                yield 1, sentences
+                yield start, sentences
 
 
 def detect_format(path, num_lines=200):
@@ -217,12 +228,14 @@ def _read_sentences_file(path):
 
 
 def _read_paragraphs(path):
-    lines = []
-    for _, line in _numbered_lines(path):
+    """Yields `(first line number, paragraph text)` pairs of one file."""
+    lines, start = [], None
+    for number, line in _numbered_lines(path):
         if line.strip():
             lines.append(line)
+            start = start or number
         elif lines:
-            yield " ".join(lines)
-            lines = []
+            yield start, " ".join(lines)
+            lines, start = [], None
     if lines:
-        yield " ".join(lines)
+        yield start, " ".join(lines)

@@ -72,6 +72,39 @@ class NextSentencePairBuilderTest(TestCase):
             if not is_next:  # only a chunk of a single sentence
                 self.assertEqual(len(sentences_of(tokens_a)), 1)
 
+    def test_long_sentences_still_get_balanced_labels(self):
+        # Every sentence is longer than max_num_tokens: the original closes
+        # a chunk after one sentence and makes every label NotNext. (Long
+        # documents: a document's lone last sentence is still NotNext.)
+        docs = [[[(d, s, k) for k in range(12)] for s in range(40)]
+                for d in range(30)]
+        builder = NextSentencePairBuilder(max_num_tokens=10, seed=0)
+        examples = list(builder.build(docs))
+        labels = [is_next for _, _, is_next in examples]
+        self.assertAlmostEqual(sum(labels) / len(labels), 0.5, delta=0.05)
+        for tokens_a, tokens_b, is_next in examples:
+            self.assertLessEqual(len(tokens_a) + len(tokens_b), 10)
+            if is_next:
+                a, b = sentences_of(tokens_a), sentences_of(tokens_b)
+                self.assertEqual(b[0], (a[-1][0], a[-1][1] + 1))
+
+    def test_examples_mix_the_documents_of_a_stream(self):
+        # A stream read one book after another (documents in order) must
+        # not give examples in that order: a shuffle buffer of pairs then
+        # sees one book at a time, and NSP can key on the current book.
+        docs = documents(60)
+        builder = NextSentencePairBuilder(max_num_tokens=20, seed=0)
+        firsts = [a[0][0] for a, _, _ in builder.build(docs)]
+        self.assertEqual(set(firsts), set(range(60)))
+        quarter = firsts[:len(firsts) // 4]
+        self.assertGreater(max(quarter) - min(quarter), 40)
+        # The same holds while the buffer streams (fewer slots than docs).
+        small = NextSentencePairBuilder(max_num_tokens=20, seed=0,
+                                        document_buffer_size=10)
+        streamed = [a[0][0] for a, _, _ in small.build(docs)]
+        self.assertEqual(set(streamed), set(range(60)))
+        self.assertNotEqual(streamed, sorted(streamed))
+
     def test_short_sequences(self):
         def mean_length(short_seq_prob):
             builder = NextSentencePairBuilder(

@@ -33,6 +33,38 @@ class TextCorpusTest(TestCase):
             "Mr. Smith wrote the second one; it ends here!",
         ]])
 
+    def test_paragraph_file_is_cut_into_documents_of_paragraphs(self):
+        paragraphs = [f"Paragraph {p} starts here. It goes on {p} times."
+                      for p in range(7)]
+        lines = [line for text in paragraphs for line in (text, "")]
+        path = write_lines(os.path.join(self.get_temp_dir(), "book.txt"),
+                           lines)
+        corpus = TextCorpus([path], "paragraphs",
+                            paragraph_document_sentences=3)
+        documents = list(corpus.documents("all"))
+        # Closed at the first paragraph end after 3 sentences: 2 paragraphs.
+        self.assertEqual([len(d) for d in documents], [4, 4, 4, 2])
+        self.assertEqual(documents[1][0], "Paragraph 2 starts here.")
+        self.assertEqual(corpus.check()["documents"], 4)
+
+    def test_split_documents_are_contiguous_text(self):
+        # An "is next" pair must never join two pieces that held-out text
+        # separated, so each side's document is an unbroken run.
+        sentences = [f"Sentence {i} of the one document." for i in range(200)]
+        path = write_lines(os.path.join(self.get_temp_dir(), "one.txt"),
+                           sentences)
+        corpus = TextCorpus([path], "sentences", heldout_fraction=0.3,
+                            heldout_piece_sentences=5)
+        for split in ("train", "heldout"):
+            parts = list(corpus.documents(split))
+            self.assertGreater(len(parts), 1)
+            for part in parts:
+                start = sentences.index(part[0])
+                self.assertEqual(part, sentences[start:start + len(part)])
+        self.assertEqual(
+            sum(len(d) for s in ("train", "heldout")
+                for d in corpus.documents(s)), 200)
+
     def test_heldout_split_is_deterministic_and_disjoint(self):
         path = write_toy_corpus(self.get_temp_dir(), num_documents=40,
                                 sentences_per_document=10)
