@@ -1,22 +1,17 @@
 """`keras-bert convert`: Google -> preset -> Hugging Face, outputs kept."""
 
-import contextlib
-import io
 import os
 
 import keras_bert
-from keras_bert import cli
 from tests.checkpoints import reference_checkpoints as ref
 from tests.checkpoints.test_google_checkpoint import google_config
+from tests.commands import cli_helpers
 from tests.test_case import TestCase
 from tests.test_case import to_numpy
 
 
 def run_cli(*argv):
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        code = cli.main(["convert", *argv])
-    return code, output.getvalue()
+    return cli_helpers.run_cli("convert", *argv)
 
 
 class ConvertCommandTest(TestCase):

@@ -1,37 +1,21 @@
-import contextlib
-import io
 import os
 
 import numpy as np
 
-from keras_bert import cli
 from keras_bert.checkpoints import save_to_preset
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
-from keras_bert.preprocessing import BertTokenizer
+from tests.commands.cli_helpers import run_cli
+from tests.commands.cli_helpers import write_toy_pretrainer_preset
 from tests.test_case import TestCase
-from tests.training.toy_corpus import toy_vocabulary
-
-
-def run_cli(*argv):
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        code = cli.main(list(argv))
-    return code, output.getvalue()
 
 
 class ExportCommandTest(TestCase):
     def setUp(self):
         super().setUp()
         self.root = self.get_temp_dir()
-        self.tokenizer = BertTokenizer(toy_vocabulary())
-        backbone = BertBackbone(
-            vocabulary_size=self.tokenizer.vocabulary_size(), num_layers=1,
-            num_heads=2, hidden_dim=16, intermediate_dim=32,
-            max_sequence_length=32)
-        self.preset = os.path.join(self.root, "model")
-        save_to_preset(BertPretrainer(backbone), self.preset,
-                       tokenizer=self.tokenizer)
+        self.preset, _, self.tokenizer = write_toy_pretrainer_preset(
+            self.root)
 
     def test_pretrainer_preset_to_a_string_savedmodel(self):
         import tensorflow as tf

@@ -1,38 +1,21 @@
-import contextlib
-import io
 import os
 import re
 
-from keras_bert import cli
 from keras_bert.checkpoints import save_to_preset
-from keras_bert.models.bert_backbone import BertBackbone
-from keras_bert.models.bert_pretrainer import BertPretrainer
-from keras_bert.preprocessing import BertTokenizer
 from keras_bert.training.fill_mask import fill_mask
+from tests.commands.cli_helpers import run_cli
+from tests.commands.cli_helpers import write_toy_pretrainer_preset
 from tests.test_case import TestCase
-from tests.training.toy_corpus import toy_vocabulary
 
 ROW = re.compile(r"^\s+(?:\[MASK\](?: \d)?)?\s+(\d+)\. (\S+)\s+([01]\.\d{4})$")
-
-
-def run_cli(*argv):
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        code = cli.main(list(argv))
-    return code, output.getvalue()
 
 
 class FillMaskCommandTest(TestCase):
     def setUp(self):
         super().setUp()
-        self.tokenizer = BertTokenizer(toy_vocabulary())
-        self.backbone = BertBackbone(
-            vocabulary_size=self.tokenizer.vocabulary_size(), num_layers=1,
-            num_heads=2, hidden_dim=16, intermediate_dim=32,
-            max_sequence_length=32)
-        self.model = BertPretrainer(self.backbone)
-        self.preset = os.path.join(self.get_temp_dir(), "model")
-        save_to_preset(self.model, self.preset, tokenizer=self.tokenizer)
+        self.preset, self.model, self.tokenizer = (
+            write_toy_pretrainer_preset(self.get_temp_dir()))
+        self.backbone = self.model.backbone
 
     def rows(self, output):
         return [ROW.match(line).groups() for line in output.splitlines()

@@ -1,6 +1,4 @@
-import contextlib
 import csv
-import io
 import json
 import os
 from unittest import mock
@@ -8,10 +6,10 @@ from unittest import mock
 import numpy as np
 from keras import ops
 
-from keras_bert import cli
 from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.training.pretraining_checkpoint import PretrainingCheckpoint
 from keras_bert.training.pretraining_job import PretrainingJob
+from tests.commands.cli_helpers import run_cli
 from tests.test_case import TestCase
 from tests.training.toy_corpus import write_lines
 from tests.training.toy_corpus import write_toy_corpus
@@ -19,13 +17,6 @@ from tests.training.toy_corpus import write_toy_vocabulary
 
 SMALL_MODEL = {"num_layers": 1, "num_heads": 2, "hidden_dim": 16,
                "intermediate_dim": 32, "dropout": 0.0}
-
-
-def run_cli(*argv):
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        code = cli.main(list(argv))
-    return code, output.getvalue()
 
 
 def logged_steps(directory):
