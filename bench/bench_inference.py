@@ -6,7 +6,11 @@ library runs the way its users would run it at its fastest documented
 setting:
 
 * keras_bert: `BertBackbone.from_preset(dir)` and `predict_on_batch`, with
-  XLA on JAX (always) and TensorFlow (`jit_compile=True`); eager PyTorch.
+  XLA on JAX (always) and TensorFlow (`jit_compile=True`); eager PyTorch
+  (`--torch-compile` adds `jit_compile=True`, i.e. torch.compile).
+  `--fused-baseline` adds "keras_bert/BACKEND+fused", the same model forced
+  onto `ops.dot_product_attention` (the attention of earlier releases), so
+  that the explicit attention path is compared with it in the same run.
 * keras-hub: `keras_hub.models.BertBackbone.from_preset(dir)` (it converts
   the same Hugging Face folder, so the weights are the real ones) and
   `predict_on_batch` with its default settings (XLA on JAX only); on
@@ -17,16 +21,18 @@ setting:
   in NumPy, PyTorch, JAX and TensorFlow; the fastest one per dtype is the
   ceiling that model FLOP rates are divided by.
 
-Run (about 15 minutes on 2 cores; `--quick` for a 3-minute smoke run):
+Run (about 15 minutes per shape on 2 loaded cores; `--quick` for 8 x 128
+only, 3 rounds):
 
-    python -m bench.bench_inference --output bench/results/inference.json \
-        --plot docs/images/inference_speedup.png
-    python -m bench.bench_inference --suite sst2 \
-        --output bench/results/sst2.json
+    python -m bench.bench_inference --dtypes float32 \
+        --output /tmp/bench_results/inference.json
+    python -m bench.plot_performance --results /tmp/bench_results
+
+`--threads 1` runs every worker on one thread: the CPU-time ratios ("cpu"
+columns) are then the steadiest A/B figures on a shared machine.
 """
 
 import argparse
-import os
 import time
 
 from bench import common
@@ -101,8 +107,8 @@ class KerasRuntime:
     def __init__(self):
         self.models = {}
 
-    def model(self, library, dtype, jit_compile):
-        key = (library, dtype, jit_compile)
+    def model(self, library, dtype, jit_compile, fused=False):
+        key = (library, dtype, jit_compile, fused)
         if key not in self.models:
             if library == "keras_bert":
                 import keras_bert
@@ -115,6 +121,9 @@ class KerasRuntime:
             model = cls.from_preset(common.minilm_dir(), dtype=dtype)
             if jit_compile is not None:
                 model.jit_compile = jit_compile
+            if fused:  # the earlier releases' attention, for comparison
+                for block in model.transformer_layers:
+                    block.attention._explicit_is_faster = lambda: False
             self.models[key] = model
         return self.models[key]
 
@@ -122,12 +131,21 @@ class KerasRuntime:
         import keras
 
         library, variant = case["library"], case.get("variant", "")
+        backend = keras.config.backend()
         # keras_bert's best settings: XLA wherever Keras can compile.
         if library == "keras_bert":
-            jit = keras.config.backend() != "torch" or variant == "compile"
+            jit = backend != "torch" or variant == "compile"
         else:
             jit = True if variant == "xla" else None  # None: library default
-        model = self.model(library, case["dtype"], jit)
+        if backend == "torch" and jit:
+            import torch._dynamo
+
+            # Keras layers guard on per-instance attributes, so dynamo
+            # compiles each encoder block separately; past its default
+            # limit (8) it silently runs the rest eagerly.
+            torch._dynamo.config.recompile_limit = 256
+            torch._dynamo.config.accumulated_recompile_limit = 4096
+        model = self.model(library, case["dtype"], jit, variant == "fused")
         inputs = synthetic_inputs(case["batch"], case["length"],
                                   model.vocabulary_size)
         return lambda: model.predict_on_batch(inputs)
@@ -197,12 +215,14 @@ def case_for(label, dtype, batch, length):
             "batch": batch, "length": length}
 
 
-def inference_labels(backends, torch_compile):
+def inference_labels(backends, torch_compile, fused_baseline=False):
     labels = [REFERENCE]
     for backend in backends:
         labels.append(f"keras_bert/{backend}")
         if backend == "torch" and torch_compile:
             labels.append("keras_bert/torch+compile")
+        if backend != "torch" and fused_baseline:
+            labels.append(f"keras_bert/{backend}+fused")
         labels.append(f"keras_hub/{backend}")
         if backend == "tensorflow":
             labels.append("keras_hub/tensorflow+xla")
@@ -248,6 +268,14 @@ def summarize(results, config):
                 if label.startswith("keras_bert/") and hub in entries:
                     row["speedup_vs_keras_hub"] = common.paired_speedup(
                         entry, entries[hub])
+                    row["cpu_speedup_vs_keras_hub"] = common.paired_speedup(
+                        entry, entries[hub], key="cpu_rounds")
+                fused = label + "+fused"
+                if fused in entries:
+                    for key, name in (("rounds", "speedup_vs_fused"),
+                                      ("cpu_rounds", "cpu_speedup_vs_fused")):
+                        row[name] = common.paired_speedup(
+                            entry, entries[fused], key=key)
             rows[label] = row
         summary[group] = {"ceiling_gflops": ceiling and ceiling / 1e9,
                           "forward_gflop": flops / 1e9, "rows": rows}
@@ -277,35 +305,20 @@ def format_table(summary):
         ("ms", "ms", ".1f"), ("gflops", "GFLOP/s", ".0f"),
         ("fraction_of_ceiling", "of ceiling", ".2f"),
         ("speedup_vs_transformers", "x transformers", ".2f"),
-        ("speedup_vs_keras_hub", "x keras-hub", ".2f")])
+        ("speedup_vs_keras_hub", "x keras-hub", ".2f"),
+        ("cpu_speedup_vs_keras_hub", "x keras-hub (cpu)", ".2f"),
+        ("speedup_vs_fused", "x fused", ".2f"),
+        ("cpu_speedup_vs_fused", "x fused (cpu)", ".2f")])
 
 
-def plot(summary, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    groups = list(summary)
-    labels = [label for label in summary[groups[0]]["rows"]
-              if not label.startswith("gemm/")]
-    fig, ax = plt.subplots(figsize=(max(8, 1.4 * len(groups)), 4.5))
-    width = 0.8 / len(labels)
-    for i, label in enumerate(labels):
-        values = [summary[g]["rows"].get(label, {}).get(
-            "speedup_vs_transformers") or 0 for g in groups]
-        ax.bar([x + i * width for x in range(len(groups))], values, width,
-               label=label)
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(groups))])
-    ax.set_xticklabels([g.replace("@", "\n") for g in groups])
-    ax.set_ylabel("speed vs transformers (x, higher is faster)")
-    ax.set_title("BERT forward (all-MiniLM-L6-v2), 2-core CPU, paired "
-                 "medians")
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=110)
+def thread_env(threads):
+    if not threads:
+        return {}
+    n = str(threads)
+    return {"OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n,
+            "TF_NUM_INTRAOP_THREADS": n, "TF_NUM_INTEROP_THREADS": n,
+            "XLA_FLAGS": f"--xla_cpu_multi_thread_eigen={threads > 1} "
+                         f"intra_op_parallelism_threads={n}".lower()}
 
 
 def parse_shapes(text):
@@ -325,10 +338,15 @@ def main():
     parser.add_argument("--torch-compile", action="store_true",
                         help="also time keras_bert on torch with "
                         "jit_compile=True (torch.compile)")
+    parser.add_argument("--fused-baseline", action="store_true",
+                        help="also time keras_bert forced onto "
+                        "ops.dot_product_attention (JAX, TensorFlow)")
+    parser.add_argument("--threads", type=int,
+                        help="threads per worker (default: the libraries' "
+                        "own, all cores)")
     parser.add_argument("--quick", action="store_true",
                         help="batch 8 x 128 only, 3 rounds")
     parser.add_argument("--output")
-    parser.add_argument("--plot")
     args = parser.parse_args()
     if args.worker:
         return common.serve(make_prepare(args.worker))
@@ -339,14 +357,16 @@ def main():
     groups = {}
     for dtype in args.dtypes.split(","):
         for batch, length in parse_shapes(args.shapes):
-            labels = inference_labels(backends, args.torch_compile)
+            labels = inference_labels(backends, args.torch_compile,
+                                      args.fused_baseline)
             labels += gemm_labels(backends, dtype)
             groups[f"{dtype}@{batch}x{length}"] = [
                 (label, worker_for(label), case_for(label, dtype, batch, length))
                 for label in labels]
     started = time.time()
     results = common.run_workers("bench.bench_inference", groups,
-                                 args.rounds, args.calls)
+                                 args.rounds, args.calls,
+                                 env=thread_env(args.threads))
     config = common.read_config(common.minilm_dir())
     payload = {"machine": common.machine_info(), "args": vars(args),
                "minutes": (time.time() - started) / 60, "raw": results,
@@ -356,8 +376,6 @@ def main():
     print("\nbfloat16 speedup over float32 (paired):")
     for key, value in payload["bf16_vs_fp32"].items():
         print(f"  {key}: {value:.2f}x")
-    if args.plot:
-        plot(payload["summary"], args.plot)
     if args.output:
         common.write_json(args.output, payload)
 

@@ -86,13 +86,19 @@ def encoder_forward_flops(config, batch, length):
 
 
 def time_calls(fn, calls):
-    """Wall time in seconds of each of `calls` calls of `fn()`."""
-    times = []
+    """Wall and process CPU seconds of each of `calls` calls of `fn()`.
+
+    CPU time (all threads of the worker) is far less sensitive than wall
+    time to other jobs taking the cores; with one thread per worker it is
+    the steadiest A/B measure on a shared machine.
+    """
+    times, cpu = [], []
     for _ in range(calls):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
         times.append(time.perf_counter() - start)
-    return times
+        cpu.append(time.process_time() - start_cpu)
+    return times, cpu
 
 
 def serve(prepare):
@@ -115,7 +121,8 @@ def serve(prepare):
                 fn()
                 fn()
                 ready[key] = fn
-            reply = {"times": time_calls(ready[key], request["calls"])}
+            times, cpu = time_calls(ready[key], request["calls"])
+            reply = {"times": times, "cpu": cpu}
         except Exception as error:  # reported, the run goes on
             traceback.print_exc()
             reply = {"error": f"{type(error).__name__}: {error}"[:500]}
@@ -156,6 +163,7 @@ class Worker:
         if not line:
             return f"worker {self.name} died; see {self.log_path}"
         reply = json.loads(line)
+        self.last_cpu = reply.get("cpu")
         return reply.get("times", reply.get("error"))
 
     def close(self):
@@ -181,10 +189,12 @@ def run_interleaved(workers, groups, rounds, calls, log=print):
 
     Returns:
         dict group -> label -> {"rounds": [median of the round, ...],
-        "times": [all calls], "error": str or None}.
+        "cpu_rounds": [the same for CPU time], "times": [all calls],
+        "error": str or None}.
     """
     results = {
-        group: {label: {"rounds": [], "times": [], "error": None}
+        group: {label: {"rounds": [], "cpu_rounds": [], "times": [],
+                        "error": None}
                 for label, _, _ in members}
         for group, members in groups.items()
     }
@@ -213,23 +223,26 @@ def run_interleaved(workers, groups, rounds, calls, log=print):
                     entry["error"] = reply
                     continue
                 entry["rounds"].append(statistics.median(reply))
+                entry["cpu_rounds"].append(
+                    statistics.median(workers[worker].last_cpu))
                 entry["times"].extend(reply)
         log(f"round {r + 1}/{rounds} done in {time.perf_counter() - start:.0f}s"
             f" (load average {os.getloadavg()[0]:.1f})")
     return results
 
 
-def run_workers(module, groups, rounds, calls, log=print):
+def run_workers(module, groups, rounds, calls, log=print, env=None):
     """Starts the workers the groups name, runs them interleaved, stops them.
 
-    A worker name `keras-BACKEND` runs with `KERAS_BACKEND=BACKEND`.
+    A worker name `keras-BACKEND` runs with `KERAS_BACKEND=BACKEND`; `env`
+    is added to every worker's environment.
     """
     names = sorted({worker for members in groups.values()
                     for _, worker, _ in members})
-    workers = {}
+    workers, env_all = {}, env or {}
     try:
         for name in names:
-            env = {}
+            env = dict(env_all)
             if name.startswith("keras-"):
                 env["KERAS_BACKEND"] = name.split("-", 1)[1]
             workers[name] = Worker(module, name, env)
@@ -262,9 +275,9 @@ def median_time(entry):
     return statistics.median(entry["times"]) if entry["times"] else None
 
 
-def paired_speedup(entry, reference):
+def paired_speedup(entry, reference, key="rounds"):
     """Median over rounds of reference time / entry time (same round)."""
-    pairs = list(zip(entry["rounds"], reference["rounds"]))
+    pairs = list(zip(entry.get(key, []), reference.get(key, [])))
     if not pairs:
         return None
     return statistics.median(ref / own for own, ref in pairs)

@@ -24,24 +24,43 @@ def _load(directory, name):
         return json.load(f)
 
 
+def _in_run_order(inference):
+    """Summary groups in the order of the run's --dtypes and --shapes (the
+    JSON file keeps them sorted as text: 32x128 before 8x128)."""
+    args = inference.get("args", {})
+    dtypes = args.get("dtypes", "").split(",")
+    shapes = args.get("shapes", "").split(",")
+
+    def rank(group):
+        dtype, shape = group.split("@")
+        return (dtypes.index(dtype) if dtype in dtypes else len(dtypes),
+                shapes.index(shape) if shape in shapes else len(shapes))
+
+    return sorted(inference["summary"].items(), key=lambda kv: rank(kv[0]))
+
+
 def collect(directory):
     """[(group title, goal or None, [(label, ratio), ...]), ...]."""
     groups = []
     # inference.json: the float32 run over every backend; inference_bf16.json
     # (optional): a float32 + bfloat16 run, whose float32 group is left out
-    # when inference.json already has one.
+    # when inference.json already has one; inference_1thread.json
+    # (optional): the same as inference.json with `--threads 1`.
     seen = set()
-    for name in ("inference.json", "inference_bf16.json"):
+    for name, suffix in (("inference.json", ""), ("inference_bf16.json", ""),
+                         ("inference_1thread.json", ", 1 thread")):
         inference = _load(directory, name)
         if not inference:
             continue
-        for group, info in inference["summary"].items():
+        for group, info in _in_run_order(inference):
+            group += suffix
             if group in seen:
                 continue
             seen.add(group)
             bars = []
             for label, row in info["rows"].items():
-                if label.startswith("keras_bert/"):
+                # "+fused" is the earlier attention, a baseline, not a result.
+                if label.startswith("keras_bert/") and "+fused" not in label:
                     if row.get("speedup_vs_transformers") is not None:
                         bars.append((f"{label}\nvs transformers",
                                      row["speedup_vs_transformers"]))
@@ -53,7 +72,8 @@ def collect(directory):
                 groups.append((f"forward {group}", goal, bars))
         bf16 = [(key.replace(" ", "\n"), value)
                 for key, value in inference.get("bf16_vs_fp32", {}).items()
-                if key.startswith("keras_bert/") and value is not None]
+                if key.startswith("keras_bert/") and "+fused" not in key
+                and value is not None]
         if bf16:
             groups.append(("bfloat16 vs own float32", 4.0, bf16))
     sst2 = _load(directory, "sst2.json")
@@ -90,11 +110,14 @@ def plot(groups, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    widths = [max(2, len(bars)) for _, _, bars in groups]
-    fig, axes = plt.subplots(1, len(groups), figsize=(
-        max(8, 0.9 * sum(widths)), 5.5), gridspec_kw={"width_ratios": widths},
-        squeeze=False)
-    for ax, (title, goal, bars) in zip(axes[0], groups):
+    # Rows of at most 5 panels, so the chart stays readable in the docs.
+    ncols = min(5, len(groups))
+    nrows = -(-len(groups) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 4.6 * nrows),
+                             squeeze=False)
+    for ax in axes.flat[len(groups):]:
+        ax.set_visible(False)
+    for ax, (title, goal, bars) in zip(axes.flat, groups):
         labels = [label for label, _ in bars]
         values = [value for _, value in bars]
         # keras_bert vs keras-hub has its own goal (1.3x) in the float32
@@ -114,12 +137,14 @@ def plot(groups, path):
         ax.set_xticklabels(labels, rotation=70, fontsize=6.5, ha="right")
         ax.set_title(title, fontsize=8)
         ax.tick_params(axis="y", labelsize=7)
-    axes[0][0].set_ylabel("ratio (x, above 1: keras_bert faster)")
+    for row in axes:
+        row[0].set_ylabel("ratio (x, above 1: keras_bert faster)",
+                          fontsize=7)
     fig.suptitle("keras_bert speed ratios, paired interleaved medians, 2-core "
                  "shared CPU (green: goal met, red: not met, grey: no goal, "
                  "dashed: goal)",
                  fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.savefig(path, dpi=110)
 

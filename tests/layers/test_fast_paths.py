@@ -66,6 +66,22 @@ class AttentionFastPathTest(TestCase):
         self.assertAllClose(fused, _numpy_attention(layer, x, mask),
                             atol=1e-5, rtol=0)
 
+    def test_both_inference_paths_equal_numpy_in_float32(self):
+        # The layer picks ops.dot_product_attention or the explicit
+        # head-major form (deferred normalization) per backend; both must
+        # give the same result on every backend, padded or not.
+        x, mask = _attention_inputs()
+        for explicit in (False, True):
+            layer = MultiHeadSelfAttention(num_heads=4, hidden_dim=16,
+                                           dropout=0.0)
+            layer._explicit_is_faster = lambda explicit=explicit: explicit
+            padded, unpadded = layer(x, padding_mask=mask), layer(x)
+            ones = np.ones(x.shape[:2], "int32")
+            self.assertAllClose(padded, _numpy_attention(layer, x, mask),
+                                atol=1e-5, rtol=0, msg=f"explicit={explicit}")
+            self.assertAllClose(unpadded, _numpy_attention(layer, x, ones),
+                                atol=1e-5, rtol=0, msg=f"explicit={explicit}")
+
     def test_fused_without_padding_mask_attends_everywhere(self):
         layer = MultiHeadSelfAttention(num_heads=2, hidden_dim=16, dropout=0.0)
         x, _ = _attention_inputs()
