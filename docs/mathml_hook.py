@@ -22,6 +22,12 @@ except ImportError:  # fall back to MathJax in the browser
 _LOG = logging.getLogger("mkdocs.hooks.mathml")
 _MATH = re.compile(r'<(span|div) class="arithmatex">(.*?)</\1>', re.S)
 _DELIMITERS = {"span": (r"\(", r"\)"), "div": (r"\[", r"\]")}
+# latex2mathml writes H' as <msup><mi>H</mi><mi>′</mi></msup>; the prime
+# glyph is already raised, so as a superscript it shrinks to a speck above
+# the letter (H' read as H). MathML Core wants the prime on the baseline.
+_PRIME = re.compile(r"<msup>(<mi>[^<]*</mi>)<mi>(&#x0203[234];)</mi></msup>")
+# ... and \infty as an operator, spaced like one: "- \infty" came out "-  ∞".
+_INFINITY = "<mo>&#x0221E;</mo>"
 
 
 def on_config(config):
@@ -47,6 +53,8 @@ def tex_to_mathml(match, page_name="?"):
         _LOG.warning("%s: cannot convert %r to MathML: %s", page_name, tex,
                      error)
         return match.group(0)
+    mathml = _PRIME.sub(r"\1<mo>\2</mo>", mathml)
+    mathml = mathml.replace(_INFINITY, "<mi>&#x0221E;</mi>")
     return f'<{tag} class="arithmatex">{mathml}</{tag}>'
 
 

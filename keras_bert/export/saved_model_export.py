@@ -38,9 +38,9 @@ def export_saved_model(
     `pooled_output`/`sequence_output` (backbone), and more.
 
     Under JAX or PyTorch the model is saved as a keras_bert preset (Keras
-    config + weights) in a temporary directory and a `KERAS_BACKEND=
-    tensorflow` subprocess rebuilds it and writes the SavedModel, so the
-    same call works from every backend.
+    config + weights) in a temporary directory and a
+    `KERAS_BACKEND=tensorflow` subprocess rebuilds it and writes the
+    SavedModel, so the same call works from every backend.
 
     The SavedModel is written into a temporary sibling of `path` and renamed
     into place when complete: a failed export leaves no partial directory.

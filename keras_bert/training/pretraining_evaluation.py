@@ -50,7 +50,7 @@ def evaluate_pretraining(model, dataset, counts, max_batches=None):
         max_batches: int or None. Stop after this many batches.
 
     Returns:
-        A dict: `masked_tokens`, `mlm_accuracy`, `mlm_loss`,
+        dict: `masked_tokens`, `mlm_accuracy`, `mlm_loss`,
         `unigram_accuracy`, `unigram_loss`, and when the model has NSP,
         `nsp_examples`, `nsp_accuracy`, `nsp_majority`; each accuracy
         also with a `_stderr` (binomial standard error).

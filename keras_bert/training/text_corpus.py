@@ -111,7 +111,7 @@ class TextCorpus:
                 blank line after every sentence, say).
 
         Returns:
-            A dict: number of documents, sentences and whitespace words.
+            dict: the number of documents, sentences and whitespace words.
         """
         stats = {"documents": 0, "sentences": 0, "words": 0}
         for path in self.paths:

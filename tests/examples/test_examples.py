@@ -8,7 +8,8 @@ random weights and the all-MiniLM-L6-v2 WordPiece vocabulary, trained for
 one epoch on 32 examples. The checkpoint converter reads tiny checkpoints
 written here. Checked: the exit code, the files the script promises
 (metrics, curves PNG, exported model) and that the metrics it prints are
-numbers.
+numbers. examples/backend_parity.py, which starts every backend itself
+and must agree across them, has its own test: test_backend_parity.py.
 """
 
 import dataclasses
@@ -19,7 +20,6 @@ import re
 import subprocess
 import sys
 
-import keras
 import pytest
 
 from tests.checkpoints import reference_checkpoints as ref
@@ -56,8 +56,6 @@ class Case:
     metrics_file: str = "metrics.json"
     needs_data: bool = True
     checkpoint: str = None
-    # Backends under which the case runs; None: every backend.
-    backends: tuple = None
 
 
 CASES = {
@@ -107,16 +105,6 @@ CASES = {
         "convert_checkpoints.py", ("{checkpoint}", "{out}"),
         CONVERTED, CONVERSION_DIFFERENCES,
         needs_data=False, checkpoint="huggingface"),
-    # Runs itself once per backend, in subprocesses, whatever this
-    # process's backend: once (under TensorFlow, Keras' default) is enough.
-    "backend_parity": Case(
-        "backend_parity.py", ("--all-backends", "--batch-size", "2",
-                              "--sequence-length", "16", "--output", "{out}"),
-        ("metrics.json", "tensorflow.npz", "jax.npz", "torch.npz"),
-        ("max_abs_difference.jax_vs_tensorflow",
-         "max_abs_difference.jax_vs_torch",
-         "max_abs_difference.tensorflow_vs_torch"),
-        needs_data=False, backends=("tensorflow",)),
     "attention_map": Case(
         "attention_map.py", (*TINY_MODEL, "--all-heads",
                              "--output", "{out}/attention.png"),
@@ -175,9 +163,6 @@ def test_example(name, tmp_path):
         pytest.skip(f"the shared datasets are not at {DATA} (see "
                     "../shared/data/README.md); examples that read data "
                     "cannot run")
-    if case.backends and keras.config.backend() not in case.backends:
-        pytest.skip(f"{case.script} runs every backend itself; it runs "
-                    f"under KERAS_BACKEND={case.backends[0]} only")
     out = str(tmp_path / "out")
     checkpoint = (write_checkpoint(case.checkpoint, str(tmp_path / "source"))
                   if case.checkpoint else None)
