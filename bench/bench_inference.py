@@ -21,6 +21,11 @@ setting:
   in NumPy, PyTorch, JAX and TensorFlow; the fastest one per dtype is the
   ceiling that model FLOP rates are divided by.
 
+The models are built in `bench/keras_runtime.py` and
+`bench/transformers_runtime.py` (shared with `bench/bench_sst2.py` and
+`bench/profile_forward.py`), the FLOP counts and GEMM ceiling are in
+`bench/flops.py`.
+
 Run (about 15 minutes per shape on 2 loaded cores; `--quick` for 8 x 128
 only, 3 rounds):
 
@@ -28,14 +33,19 @@ only, 3 rounds):
         --output /tmp/bench_results/inference.json
     python -m bench.plot_performance --results /tmp/bench_results
 
-`--threads 1` runs every worker on one thread: the CPU-time ratios ("cpu"
-columns) are then the steadiest A/B figures on a shared machine.
+`--threads 1` pins every worker to one CPU (and sets the libraries' thread
+variables): the CPU-time ratios ("cpu" columns) are then the steadiest A/B
+figures on a shared machine, and "cpu / wall" stays at or below 1.
 """
 
 import argparse
+import statistics
 import time
 
 from bench import common
+from bench import flops
+from bench.keras_runtime import KerasRuntime
+from bench.transformers_runtime import TransformersRuntime
 
 BACKENDS = ("jax", "tensorflow", "torch")
 SHAPES = ((1, 128), (8, 128), (32, 128), (8, 512))
@@ -46,141 +56,6 @@ REFERENCE = "transformers/torch"
 # Worker side -------------------------------------------------------------
 
 
-def synthetic_inputs(batch, length, vocabulary_size, seed=0):
-    """Full-length rows: [CLS] random ids [SEP], no padding."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(1000, vocabulary_size, size=(batch, length))
-    ids[:, 0], ids[:, -1] = 101, 102
-    return {
-        "token_ids": ids.astype("int32"),
-        "segment_ids": np.zeros((batch, length), "int32"),
-        "padding_mask": np.ones((batch, length), "int32"),
-    }
-
-
-def gemm_callable(library, dtype, tokens, hidden, intermediate):
-    """One layer's four weight GEMMs (see `common.layer_gemm_shapes`)."""
-    import numpy as np
-
-    shapes = common.layer_gemm_shapes(tokens, hidden, intermediate)
-    rng = np.random.default_rng(0)
-    pairs = [(rng.standard_normal((m, k)).astype("float32"),
-              rng.standard_normal((k, n)).astype("float32"))
-             for m, k, n in shapes]
-    if library == "numpy":
-        if dtype != "float32":
-            raise ValueError("NumPy has no fast bfloat16 GEMM")
-        return lambda: [a @ b for a, b in pairs]
-    if library == "torch":
-        import torch
-
-        dt = getattr(torch, dtype)
-        pairs = [(torch.from_numpy(a).to(dt), torch.from_numpy(b).to(dt))
-                 for a, b in pairs]
-
-        def run():
-            with torch.inference_mode():
-                return [a @ b for a, b in pairs]
-
-        return run
-    if library == "jax":
-        import jax
-        import jax.numpy as jnp
-
-        pairs = [(jnp.asarray(a, dtype), jnp.asarray(b, dtype))
-                 for a, b in pairs]
-        fn = jax.jit(lambda ps: [a @ b for a, b in ps])
-        return lambda: jax.block_until_ready(fn(pairs))
-    if library == "tensorflow":
-        import tensorflow as tf
-
-        pairs = [(tf.cast(a, dtype), tf.cast(b, dtype)) for a, b in pairs]
-        return lambda: [tf.matmul(a, b).numpy() for a, b in pairs]
-    raise ValueError(f"unknown GEMM library {library!r}")
-
-
-class KerasRuntime:
-    """keras_bert and keras-hub models under this process's Keras backend."""
-
-    def __init__(self):
-        self.models = {}
-
-    def model(self, library, dtype, jit_compile, fused=False):
-        key = (library, dtype, jit_compile, fused)
-        if key not in self.models:
-            if library == "keras_bert":
-                import keras_bert
-
-                cls = keras_bert.BertBackbone
-            else:
-                import keras_hub
-
-                cls = keras_hub.models.BertBackbone
-            model = cls.from_preset(common.minilm_dir(), dtype=dtype)
-            if jit_compile is not None:
-                model.jit_compile = jit_compile
-            if fused:  # the earlier releases' attention, for comparison
-                for block in model.transformer_layers:
-                    block.attention._explicit_is_faster = lambda: False
-            self.models[key] = model
-        return self.models[key]
-
-    def forward(self, case):
-        import keras
-
-        library, variant = case["library"], case.get("variant", "")
-        backend = keras.config.backend()
-        # keras_bert's best settings: XLA wherever Keras can compile.
-        if library == "keras_bert":
-            jit = backend != "torch" or variant == "compile"
-        else:
-            jit = True if variant == "xla" else None  # None: library default
-        if backend == "torch" and jit:
-            import torch._dynamo
-
-            # Keras layers guard on per-instance attributes, so dynamo
-            # compiles each encoder block separately; past its default
-            # limit (8) it silently runs the rest eagerly.
-            torch._dynamo.config.recompile_limit = 256
-            torch._dynamo.config.accumulated_recompile_limit = 4096
-        model = self.model(library, case["dtype"], jit, variant == "fused")
-        inputs = synthetic_inputs(case["batch"], case["length"],
-                                  model.vocabulary_size)
-        return lambda: model.predict_on_batch(inputs)
-
-
-class TransformersRuntime:
-    def __init__(self):
-        self.models = {}
-
-    def forward(self, case):
-        import torch
-        import transformers
-
-        dtype = case["dtype"]
-        if dtype not in self.models:
-            model = transformers.BertModel.from_pretrained(
-                common.minilm_dir(), dtype=getattr(torch, dtype),
-                local_files_only=True)
-            self.models[dtype] = model.eval()
-        model = self.models[dtype]
-        inputs = synthetic_inputs(case["batch"], case["length"],
-                                  model.config.vocab_size)
-        inputs = {
-            "input_ids": torch.from_numpy(inputs["token_ids"]).long(),
-            "token_type_ids": torch.from_numpy(inputs["segment_ids"]).long(),
-            "attention_mask": torch.from_numpy(inputs["padding_mask"]).long(),
-        }
-
-        def run():
-            with torch.inference_mode():
-                return model(**inputs).last_hidden_state
-
-        return run
-
-
 def make_prepare(worker):
     runtime = TransformersRuntime() if worker == "transformers" else (
         KerasRuntime())
@@ -188,7 +63,7 @@ def make_prepare(worker):
 
     def prepare(case):
         if case["library"] == "gemm":
-            return gemm_callable(
+            return flops.gemm_callable(
                 case["variant"], case["dtype"], case["batch"] * case["length"],
                 config["hidden_size"], config["intermediate_size"])
         return runtime.forward(case)
@@ -241,11 +116,11 @@ def summarize(results, config):
     for group, entries in results.items():
         dtype, shape = group.split("@")
         batch, length = map(int, shape.split("x"))
-        flops = common.encoder_forward_flops(config, batch, length)
-        gemm_flops = common.gemm_flops(common.layer_gemm_shapes(
+        forward_flops = flops.encoder_forward_flops(config, batch, length)
+        layer_flops = flops.gemm_flops(flops.layer_gemm_shapes(
             batch * length, config["hidden_size"], config["intermediate_size"]))
         ceiling = max(
-            (gemm_flops / common.median_time(e) for label, e in entries.items()
+            (layer_flops / common.median_time(e) for label, e in entries.items()
              if label.startswith("gemm/") and e["times"]),
             default=None,
         )
@@ -254,16 +129,22 @@ def summarize(results, config):
             row = {"error": entry["error"]}
             seconds = common.median_time(entry)
             if seconds is not None:
-                rate = (gemm_flops if label.startswith("gemm/") else flops)
+                rate = (layer_flops if label.startswith("gemm/")
+                        else forward_flops)
                 rate = rate / seconds
                 row.update({
                     "ms": 1000 * seconds,
                     "gflops": rate / 1e9,
                     "fraction_of_ceiling": rate / ceiling if ceiling else None,
+                    # Above 1: the library ran on more than one core.
+                    "cpu_over_wall": (statistics.median(entry["cpu_rounds"])
+                                      / statistics.median(entry["rounds"])),
                 })
                 if REFERENCE in entries and not label.startswith("gemm/"):
                     row["speedup_vs_transformers"] = common.paired_speedup(
                         entry, entries[REFERENCE])
+                    row["cpu_speedup_vs_transformers"] = common.paired_speedup(
+                        entry, entries[REFERENCE], key="cpu_rounds")
                 hub = label.replace("keras_bert", "keras_hub").split("+")[0]
                 if label.startswith("keras_bert/") and hub in entries:
                     row["speedup_vs_keras_hub"] = common.paired_speedup(
@@ -278,7 +159,7 @@ def summarize(results, config):
                             entry, entries[fused], key=key)
             rows[label] = row
         summary[group] = {"ceiling_gflops": ceiling and ceiling / 1e9,
-                          "forward_gflop": flops / 1e9, "rows": rows}
+                          "forward_gflop": forward_flops / 1e9, "rows": rows}
     return summary
 
 
@@ -304,7 +185,9 @@ def format_table(summary):
     return common.format_rows(tables, [
         ("ms", "ms", ".1f"), ("gflops", "GFLOP/s", ".0f"),
         ("fraction_of_ceiling", "of ceiling", ".2f"),
+        ("cpu_over_wall", "cpu / wall", ".2f"),
         ("speedup_vs_transformers", "x transformers", ".2f"),
+        ("cpu_speedup_vs_transformers", "x transformers (cpu)", ".2f"),
         ("speedup_vs_keras_hub", "x keras-hub", ".2f"),
         ("cpu_speedup_vs_keras_hub", "x keras-hub (cpu)", ".2f"),
         ("speedup_vs_fused", "x fused", ".2f"),
@@ -312,13 +195,20 @@ def format_table(summary):
 
 
 def thread_env(threads):
+    """Thread settings for `threads` threads per library (None: defaults).
+
+    Only a hint to the libraries that read them (OpenMP/MKL for PyTorch
+    and NumPy, TensorFlow's pools, Eigen in XLA): XLA:CPU in JAX sizes its
+    pool from the CPUs it may run on, so `--threads` also pins every
+    worker to that many CPUs (`common.first_cpus`).
+    """
     if not threads:
         return {}
     n = str(threads)
     return {"OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n,
             "TF_NUM_INTRAOP_THREADS": n, "TF_NUM_INTEROP_THREADS": n,
-            "XLA_FLAGS": f"--xla_cpu_multi_thread_eigen={threads > 1} "
-                         f"intra_op_parallelism_threads={n}".lower()}
+            "XLA_FLAGS": "--xla_cpu_multi_thread_eigen="
+                         + str(threads > 1).lower()}
 
 
 def parse_shapes(text):
@@ -366,9 +256,11 @@ def main():
     started = time.time()
     results = common.run_workers("bench.bench_inference", groups,
                                  args.rounds, args.calls,
-                                 env=thread_env(args.threads))
+                                 env=thread_env(args.threads),
+                                 cpus=common.first_cpus(args.threads))
     config = common.read_config(common.minilm_dir())
     payload = {"machine": common.machine_info(), "args": vars(args),
+               "worker_cpus": sorted(common.first_cpus(args.threads) or []),
                "minutes": (time.time() - started) / 60, "raw": results,
                "summary": summarize(results, config),
                "bf16_vs_fp32": cross_dtype_speedups(results)}

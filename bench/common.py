@@ -1,4 +1,4 @@
-"""Shared pieces of the benchmarks: worker processes, interleaved timing, FLOPs.
+"""Shared pieces of the benchmarks: worker processes, interleaved timing.
 
 Why workers: `KERAS_BACKEND` is fixed per process, so keras_bert on JAX,
 TensorFlow and PyTorch (and `transformers`) each live in their own process.
@@ -10,7 +10,8 @@ the median over rounds), which is far steadier than absolute times.
 
 A worker is `python -m bench.<module> --worker NAME`; it answers JSON lines
 on stdin/stdout (see `serve`). Library output is sent to stderr so it never
-corrupts the protocol.
+corrupts the protocol. FLOP counts and the GEMM ceiling are in
+`bench/flops.py`.
 """
 
 import json
@@ -48,38 +49,19 @@ def read_config(path):
         return json.load(f)
 
 
-# FLOPs -------------------------------------------------------------------
+def synthetic_inputs(batch, length, vocabulary_size, seed=0):
+    """The same inputs for every library: full-length rows, [CLS] random
+    ids [SEP], no padding."""
+    import numpy as np
 
-
-def layer_gemm_shapes(tokens, hidden, intermediate):
-    """(m, k, n) of the four weight GEMMs of one encoder layer."""
-    return [
-        (tokens, hidden, 3 * hidden),  # fused query/key/value
-        (tokens, hidden, hidden),  # attention output
-        (tokens, hidden, intermediate),  # feed-forward in
-        (tokens, intermediate, hidden),  # feed-forward out
-    ]
-
-
-def gemm_flops(shapes):
-    return sum(2 * m * k * n for m, k, n in shapes)
-
-
-def encoder_forward_flops(config, batch, length):
-    """Multiply-add FLOPs (2 per MAC) of a BERT forward pass.
-
-    Per layer, with T = batch * length tokens, H hidden, I intermediate:
-    `2T(4H^2 + 2HI)` for the dense projections plus `4 batch L^2 H` for
-    the two attention products (QK^T and PV); plus `2 batch H^2` for the
-    pooler. LayerNorm, softmax, GELU, embeddings are left out: they are
-    O(T H) and memory bound.
-    """
-    hidden = config["hidden_size"]
-    intermediate = config["intermediate_size"]
-    tokens = batch * length
-    per_layer = gemm_flops(layer_gemm_shapes(tokens, hidden, intermediate))
-    per_layer += 4 * batch * length * length * hidden
-    return config["num_hidden_layers"] * per_layer + 2 * batch * hidden**2
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(1000, vocabulary_size, size=(batch, length))
+    ids[:, 0], ids[:, -1] = 101, 102
+    return {
+        "token_ids": ids.astype("int32"),
+        "segment_ids": np.zeros((batch, length), "int32"),
+        "padding_mask": np.ones((batch, length), "int32"),
+    }
 
 
 # Worker side -------------------------------------------------------------
@@ -135,7 +117,7 @@ def serve(prepare):
 class Worker:
     """One long-lived worker process (`python -m MODULE --worker NAME`)."""
 
-    def __init__(self, module, name, env=None, log_dir=None):
+    def __init__(self, module, name, env=None, log_dir=None, cpus=None):
         self.name = name
         full_env = {**os.environ, **WORKER_ENV, **(env or {})}
         log_dir = log_dir or os.path.join(tempfile.gettempdir(),
@@ -152,7 +134,12 @@ class Worker:
             stderr=self._log,
             text=True,
             bufsize=1,
+            # Pinned before Python starts, so every library sizes its
+            # thread pools for these CPUs and can never run on more.
+            preexec_fn=((lambda: os.sched_setaffinity(0, cpus)) if cpus
+                        else None),
         )
+        self.cpus = sorted(os.sched_getaffinity(self.process.pid))
 
     def request(self, case, calls):
         """Times `calls` calls of `case`; returns a list or an error string."""
@@ -231,11 +218,20 @@ def run_interleaved(workers, groups, rounds, calls, log=print):
     return results
 
 
-def run_workers(module, groups, rounds, calls, log=print, env=None):
+def first_cpus(count):
+    """The first `count` CPUs this process may run on (None: no limit)."""
+    return set(sorted(os.sched_getaffinity(0))[:count]) if count else None
+
+
+def run_workers(module, groups, rounds, calls, log=print, env=None,
+                cpus=None):
     """Starts the workers the groups name, runs them interleaved, stops them.
 
     A worker name `keras-BACKEND` runs with `KERAS_BACKEND=BACKEND`; `env`
-    is added to every worker's environment.
+    is added to every worker's environment; `cpus` (a set of CPU ids, see
+    `first_cpus`) pins every worker to those CPUs. Environment variables
+    alone do not limit every library: XLA:CPU in JAX sizes its thread pool
+    from the CPUs it may run on and ignores the thread settings.
     """
     names = sorted({worker for members in groups.values()
                     for _, worker, _ in members})
@@ -245,7 +241,8 @@ def run_workers(module, groups, rounds, calls, log=print, env=None):
             env = dict(env_all)
             if name.startswith("keras-"):
                 env["KERAS_BACKEND"] = name.split("-", 1)[1]
-            workers[name] = Worker(module, name, env)
+            workers[name] = Worker(module, name, env, cpus=cpus)
+            log(f"worker {name}: CPUs {workers[name].cpus}")
         return run_interleaved(workers, groups, rounds, calls, log=log)
     finally:
         for worker in workers.values():

@@ -1,0 +1,60 @@
+"""keras_bert and keras-hub, built as their users run them, for benchmarks.
+
+`KerasRuntime.forward(case)` loads the all-MiniLM-L6-v2 folder
+(`common.minilm_dir`) into the library the case names, under this
+process's Keras backend, and returns a callable that runs one forward
+pass on `common.synthetic_inputs`. Used by the benchmark workers
+(`bench.bench_inference`, `bench.bench_sst2`) and `bench.profile_forward`.
+"""
+
+from bench import common
+
+
+class KerasRuntime:
+    """keras_bert and keras-hub models under this process's Keras backend."""
+
+    def __init__(self):
+        self.models = {}
+
+    def model(self, library, dtype, jit_compile, fused=False):
+        key = (library, dtype, jit_compile, fused)
+        if key not in self.models:
+            if library == "keras_bert":
+                import keras_bert
+
+                cls = keras_bert.BertBackbone
+            else:
+                import keras_hub
+
+                cls = keras_hub.models.BertBackbone
+            model = cls.from_preset(common.minilm_dir(), dtype=dtype)
+            if jit_compile is not None:
+                model.jit_compile = jit_compile
+            if fused:  # the earlier releases' attention, for comparison
+                for block in model.transformer_layers:
+                    block.attention._explicit_is_faster = lambda: False
+            self.models[key] = model
+        return self.models[key]
+
+    def forward(self, case):
+        import keras
+
+        library, variant = case["library"], case.get("variant", "")
+        backend = keras.config.backend()
+        # keras_bert's best settings: XLA wherever Keras can compile.
+        if library == "keras_bert":
+            jit = backend != "torch" or variant == "compile"
+        else:
+            jit = True if variant == "xla" else None  # None: library default
+        if backend == "torch" and jit:
+            import torch._dynamo
+
+            # Keras layers guard on per-instance attributes, so dynamo
+            # compiles each encoder block separately; past its default
+            # limit (8) it silently runs the rest eagerly.
+            torch._dynamo.config.recompile_limit = 256
+            torch._dynamo.config.accumulated_recompile_limit = 4096
+        model = self.model(library, case["dtype"], jit, variant == "fused")
+        inputs = common.synthetic_inputs(case["batch"], case["length"],
+                                  model.vocabulary_size)
+        return lambda: model.predict_on_batch(inputs)

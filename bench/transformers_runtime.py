@@ -1,0 +1,39 @@
+"""transformers' `BertModel`, run as its users run it, for benchmarks.
+
+`TransformersRuntime.forward(case)` loads the all-MiniLM-L6-v2 folder
+(`common.minilm_dir`) and returns a callable that runs one eager forward
+pass under `torch.inference_mode()` on `common.synthetic_inputs`, the
+same ids that `bench.keras_runtime.KerasRuntime` feeds the Keras models.
+"""
+
+from bench import common
+
+
+class TransformersRuntime:
+    def __init__(self):
+        self.models = {}
+
+    def forward(self, case):
+        import torch
+        import transformers
+
+        dtype = case["dtype"]
+        if dtype not in self.models:
+            model = transformers.BertModel.from_pretrained(
+                common.minilm_dir(), dtype=getattr(torch, dtype),
+                local_files_only=True)
+            self.models[dtype] = model.eval()
+        model = self.models[dtype]
+        inputs = common.synthetic_inputs(case["batch"], case["length"],
+                                  model.config.vocab_size)
+        inputs = {
+            "input_ids": torch.from_numpy(inputs["token_ids"]).long(),
+            "token_type_ids": torch.from_numpy(inputs["segment_ids"]).long(),
+            "attention_mask": torch.from_numpy(inputs["padding_mask"]).long(),
+        }
+
+        def run():
+            with torch.inference_mode():
+                return model(**inputs).last_hidden_state
+
+        return run
