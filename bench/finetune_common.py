@@ -98,6 +98,7 @@ def keras_backbone(args):
     from keras_bert.models.bert_backbone import BertBackbone
 
     keras.utils.set_random_seed(args.seed)
+    # `dropout=` sets the attention dropout too, as `torch_model` does.
     return BertBackbone.from_preset(minilm_dir(), dropout=args.dropout)
 
 
@@ -121,7 +122,10 @@ def keras_compile_and_fit(model, x, y, order, args):
 
 
 def reorder(data, order):
-    """`data[order]` for an array, a list, or a tuple of them (pairs)."""
+    """`data[order]` for an array, a list, or a tuple (pairs) or dict
+    (model inputs by name) of them."""
+    if isinstance(data, dict):
+        return {key: reorder(part, order) for key, part in data.items()}
     if isinstance(data, tuple):
         return tuple(reorder(part, order) for part in data)
     if isinstance(data, list):

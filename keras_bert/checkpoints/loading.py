@@ -73,6 +73,24 @@ def _split_kwargs(kwargs):
     return backbone_kwargs, task_kwargs
 
 
+def _with_overrides(config, overrides):
+    """`config` updated with `BertBackbone` overrides.
+
+    `dropout` alone also sets the attention dropout when the checkpoint has
+    the two at one rate (every BERT release does, 0.1): a caller who asks
+    for `dropout=0.0` means no dropout, as in the constructor, where
+    `attention_dropout=None` follows `dropout`. A checkpoint with its own
+    attention rate keeps it unless `attention_dropout` is given too.
+    """
+    merged = {**config, **(overrides or {})}
+    attention = config.get("attention_dropout")
+    if ("dropout" in (overrides or {})
+            and "attention_dropout" not in overrides
+            and attention in (None, config.get("dropout"))):
+        merged["attention_dropout"] = None
+    return merged
+
+
 def _preset_config(path):
     return import_config_module(
         files.read_json(os.path.join(path, "config.json")))
@@ -95,7 +113,11 @@ def load_preset_model(path, load_weights=True, backbone_overrides=None,
     inner = config["config"]
     is_task = isinstance(inner.get("backbone"), dict)
     backbone_config = inner["backbone"]["config"] if is_task else inner
-    backbone_config.update(backbone_overrides or {})
+    if is_task:
+        inner["backbone"]["config"] = _with_overrides(backbone_config,
+                                                      backbone_overrides)
+    else:
+        config["config"] = inner = _with_overrides(inner, backbone_overrides)
     if task_overrides:
         if not is_task:
             raise CheckpointError(
@@ -133,7 +155,7 @@ def load_backbone(path, load_weights=True, allow_pickle=False, strict=True,
         model = load_preset_model(path, load_weights, backbone_overrides=kwargs)
         return getattr(model, "backbone", model)
     checkpoint = read_bert_checkpoint(path, load_weights, allow_pickle)
-    backbone = _backbone_class()(**{**checkpoint.config, **kwargs})
+    backbone = _backbone_class()(**_with_overrides(checkpoint.config, kwargs))
     if load_weights:
         load_state_into_model(backbone, checkpoint.state, checkpoint.origins,
                               strict=strict, source=path)
@@ -187,7 +209,8 @@ def load_task(task_cls, path, load_weights=True, allow_pickle=False,
         return task_cls(backbone=backbone, **task_kwargs)
 
     checkpoint = read_bert_checkpoint(path, load_weights, allow_pickle)
-    backbone = _backbone_class()(**{**checkpoint.config, **backbone_kwargs})
+    backbone = _backbone_class()(
+        **_with_overrides(checkpoint.config, backbone_kwargs))
     task_kwargs = _infer_head_sizes(task_cls, task_kwargs, checkpoint.state)
     task = task_cls(backbone=backbone, **task_kwargs)
     if load_weights:

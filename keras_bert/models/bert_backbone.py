@@ -226,7 +226,9 @@ class BertBackbone(keras.Model):
             load_weights: bool. For directories: load the weights (True) or
                 only the architecture.
             **kwargs: constructor arguments that override the config, e.g.
-                `dtype="mixed_bfloat16"` or `dropout=0.0`.
+                `dtype="mixed_bfloat16"` or `dropout=0.0` (which also sets
+                the attention dropout, unless the checkpoint has its own
+                attention rate or `attention_dropout` is given).
 
         Example:
         >>> model = BertBackbone.from_preset("bert_tiny_uncased_config")

@@ -123,6 +123,36 @@ class TinyPretrainingParityTest(TestCase):
         self.assertAllClose(to_numpy(backbone(inputs))["sequence_output"],
                             expected["last_hidden_state"], atol=ATOL, rtol=0)
 
+    def test_dropout_override_turns_all_dropout_off(self):
+        # HF configs store both rates (0.1 and 0.1); `dropout=0.0` must
+        # switch off attention dropout too, or "deterministic" training
+        # runs (and the fine-tuning comparisons) still drop attention.
+        directory = self.get_temp_dir()
+        ref.make_huggingface("BertModel", directory)
+        inputs = backbone_inputs(ref.tiny_inputs())
+        for source in (directory, self._preset_of(directory)):
+            backbone = keras_bert.BertBackbone.from_preset(source,
+                                                           dropout=0.0)
+            first, second = (to_numpy(backbone(inputs, training=True))
+                             ["sequence_output"] for _ in range(2))
+            self.assertAllClose(first, second, atol=0, rtol=0, msg=source)
+            kept = keras_bert.BertBackbone.from_preset(
+                source, dropout=0.0, attention_dropout=0.5)
+            self.assertEqual(kept.attention_dropout, 0.5)
+
+    def test_own_attention_rate_is_kept_under_a_dropout_override(self):
+        directory = self.get_temp_dir()
+        ref.make_huggingface("BertModel", directory,
+                             attention_probs_dropout_prob=0.3)
+        backbone = keras_bert.BertBackbone.from_preset(directory, dropout=0.0)
+        self.assertEqual((backbone.dropout, backbone.attention_dropout),
+                         (0.0, 0.3))
+
+    def _preset_of(self, directory):
+        preset = os.path.join(self.get_temp_dir(), "preset")
+        keras_bert.BertBackbone.from_preset(directory).save_to_preset(preset)
+        return preset
+
     def test_pickle_weights_load_with_opt_in(self):
         import torch
 
