@@ -7,6 +7,7 @@ Names are imported on first use: `keras_bert.models` needs the optimizer
 import importlib
 
 _EXPORTS = {
+    "AdamW": "adamw",
     "WarmupLinearDecay": "warmup_linear_decay",
     "create_optimizer": "optimizers",
     "TextCorpus": "text_corpus",

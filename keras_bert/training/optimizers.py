@@ -2,6 +2,7 @@
 
 import keras
 
+from keras_bert.training.adamw import AdamW
 from keras_bert.training.warmup_linear_decay import WarmupLinearDecay
 
 # Variable names kept out of weight decay, as in the original BERT:
@@ -23,9 +24,10 @@ def create_optimizer(
 ):
     """Builds BERT's pretraining optimizer.
 
-    AdamW (beta_2 0.999, epsilon 1e-6) with decoupled weight decay that
-    skips LayerNorm weights and biases, the gradient clipped to a global
-    norm, on a `WarmupLinearDecay` schedule. `optimizer="lamb"` gives
+    AdamW (beta_2 0.999, epsilon 1e-6 added after the bias correction as
+    in PyTorch, `keras_bert.training.adamw.AdamW`) with decoupled weight
+    decay that skips LayerNorm weights and biases, the gradient clipped to
+    a global norm, on a `WarmupLinearDecay` schedule. `optimizer="lamb"` gives
     LAMB (layer-wise trust ratios, for large batches) with the same
     schedule, decay and clipping.
 
@@ -62,7 +64,7 @@ def create_optimizer(
         global_clipnorm=global_clipnorm,
     )
     if optimizer == "adamw":
-        result = keras.optimizers.AdamW(**common)
+        result = AdamW(**common)
     elif optimizer == "lamb":
         result = keras.optimizers.Lamb(**common)
     else:

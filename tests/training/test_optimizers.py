@@ -3,6 +3,7 @@ import numpy as np
 
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
+from keras_bert.training.adamw import AdamW
 from keras_bert.training.optimizers import create_optimizer
 from keras_bert.training.warmup_linear_decay import WarmupLinearDecay
 from tests.test_case import TestCase
@@ -41,7 +42,7 @@ class CreateOptimizerTest(TestCase):
 
     def test_paper_defaults_and_scaled_warmup(self):
         optimizer = create_optimizer(total_steps=5000)
-        self.assertIsInstance(optimizer, keras.optimizers.AdamW)
+        self.assertIsInstance(optimizer, AdamW)
         self.assertEqual(optimizer.weight_decay, 0.01)
         self.assertEqual(optimizer.global_clipnorm, 1.0)
         schedule = keras.optimizers.schedules.deserialize(

@@ -1,5 +1,8 @@
+import os
+
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from keras_bert.preprocessing import BertTokenizer
@@ -87,3 +90,41 @@ class BertTokenClassifierPreprocessorTest(TestCase):
         x = to_numpy(preprocessor()([["John"], ["in", "York"]]))
         self.assertEqual(sorted(x), ["padding_mask", "segment_ids", "token_ids"])
         np.testing.assert_array_equal(x["padding_mask"].sum(1), [3, 4])
+
+
+@pytest.mark.large
+class TokenClassifierParityTest(TestCase):
+    """Labels and word positions against `transformers`' `word_ids()`."""
+
+    def test_conll_sentences_match_transformers(self):
+        from keras_bert.preprocessing.tasks import read_conll
+        from tests.preprocessing import parity_data
+
+        path = os.path.join(parity_data.DATA_DIR, "conll2003", "bio",
+                            "train.txt")
+        if not os.path.exists(path):
+            self.skipTest(f"no CoNLL-2003 copy at {path}")
+        words = read_conll(path)["words"][:200]
+        labels = [[(i + j) % 9 for j in range(len(s))]
+                  for i, s in enumerate(words)]
+        reference = parity_data.reference_tokenizer()
+        # Length 24 cuts words off in some sentences (checked below).
+        ours = BertTokenClassifierPreprocessor(
+            BertTokenizer(parity_data.MINILM_VOCABULARY), sequence_length=24)
+        x, y, w = to_numpy(ours(words, labels))
+        encoded = reference(words, is_split_into_words=True, truncation=True,
+                            max_length=24, padding="max_length")
+        expected = np.full_like(y, X)
+        positions = []
+        for i, sentence in enumerate(labels):
+            first = {}
+            for position, word in enumerate(encoded.word_ids(i)):
+                if word is not None and word not in first:
+                    first[word] = position
+                    expected[i, position] = sentence[word]
+            positions.append([first.get(j, -1) for j in range(len(sentence))])
+        np.testing.assert_array_equal(x["token_ids"], encoded["input_ids"])
+        np.testing.assert_array_equal(y, expected)
+        np.testing.assert_array_equal(w, expected != X)
+        self.assertEqual(ours.first_token_positions(words), positions)
+        self.assertGreater(sum(-1 in p for p in positions), 20)

@@ -1,0 +1,54 @@
+import keras
+import numpy as np
+
+from keras_bert.training.adamw import AdamW
+from keras_bert.training.optimizers import create_optimizer
+from tests.test_case import TestCase
+
+
+def torch_adamw_steps(start, gradients, lr, weight_decay, epsilon,
+                      beta_1=0.9, beta_2=0.999):
+    """`torch.optim.AdamW`'s update, in NumPy: epsilon after correction."""
+    x, m, v = start.copy(), np.zeros_like(start), np.zeros_like(start)
+    for t, g in enumerate(gradients, 1):
+        x = x * (1 - lr * weight_decay)
+        m = beta_1 * m + (1 - beta_1) * g
+        v = beta_2 * v + (1 - beta_2) * g * g
+        m_hat, v_hat = m / (1 - beta_1**t), v / (1 - beta_2**t)
+        x = x - lr * m_hat / (np.sqrt(v_hat) + epsilon)
+    return x
+
+
+class AdamWTest(TestCase):
+    def test_matches_pytorch_adamw_for_small_gradients(self):
+        # Gradients of 1e-7 to 1e-3, the scale of clipped BERT gradients:
+        # where Keras' AdamW puts epsilon (before the bias correction) its
+        # first steps are up to 30x smaller than PyTorch's.
+        rng = np.random.default_rng(0)
+        # Small weights: float32 resolves their updates to 1e-9.
+        start = (0.01 * rng.normal(size=(4, 5))).astype("float32")
+        scale = np.logspace(-7, -3, 5, dtype="float32")
+        gradients = [(rng.normal(size=(4, 5)) * scale).astype("float32")
+                     for _ in range(5)]
+        # The fine-tuning recipe's optimizer, without warmup or clipping.
+        optimizer = create_optimizer(total_steps=5, learning_rate=1e-3,
+                                     warmup_steps=0, weight_decay=0.01,
+                                     global_clipnorm=None,
+                                     end_learning_rate=1e-3)
+        self.assertIsInstance(optimizer, AdamW)
+        variable = keras.Variable(start)
+        for gradient in gradients:
+            optimizer.apply_gradients(
+                [(keras.ops.convert_to_tensor(gradient), variable)])
+        expected = torch_adamw_steps(start, gradients, lr=1e-3,
+                                     weight_decay=0.01, epsilon=1e-6)
+        moved, wanted = (keras.ops.convert_to_numpy(variable) - start,
+                         expected - start)
+        self.assertAllClose(moved, wanted, rtol=1e-4, atol=1e-9)
+
+    def test_serialization_round_trip(self):
+        optimizer = AdamW(learning_rate=1e-3, weight_decay=0.01, epsilon=1e-6)
+        revived = keras.optimizers.deserialize(
+            keras.optimizers.serialize(optimizer))
+        self.assertIsInstance(revived, AdamW)
+        self.assertEqual(revived.get_config(), optimizer.get_config())
