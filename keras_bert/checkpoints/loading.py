@@ -82,11 +82,11 @@ def _with_overrides(config, overrides):
     `attention_dropout=None` follows `dropout`. A checkpoint with its own
     attention rate keeps it unless `attention_dropout` is given too.
     """
-    merged = {**config, **(overrides or {})}
-    attention = config.get("attention_dropout")
-    if ("dropout" in (overrides or {})
-            and "attention_dropout" not in overrides
-            and attention in (None, config.get("dropout"))):
+    overrides = overrides or {}
+    merged = {**config, **overrides}
+    if ("dropout" in overrides and "attention_dropout" not in overrides
+            and config.get("attention_dropout") in (None,
+                                                    config.get("dropout"))):
         merged["attention_dropout"] = None
     return merged
 
@@ -112,10 +112,9 @@ def load_preset_model(path, load_weights=True, backbone_overrides=None,
     config = _preset_config(path)
     inner = config["config"]
     is_task = isinstance(inner.get("backbone"), dict)
-    backbone_config = inner["backbone"]["config"] if is_task else inner
     if is_task:
-        inner["backbone"]["config"] = _with_overrides(backbone_config,
-                                                      backbone_overrides)
+        inner["backbone"]["config"] = _with_overrides(
+            inner["backbone"]["config"], backbone_overrides)
     else:
         config["config"] = inner = _with_overrides(inner, backbone_overrides)
     if task_overrides:

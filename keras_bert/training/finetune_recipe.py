@@ -30,7 +30,8 @@ def finetune_optimizer(
         global_clipnorm: float or None. Clip the gradients' global norm.
 
     Returns:
-        A `keras_bert.training.adamw.AdamW` on a `WarmupLinearDecay` schedule.
+        A `keras_bert.training.adamw.AdamW` on a `WarmupLinearDecay`
+        schedule.
 
     Example:
     >>> optimizer = finetune_optimizer(3e-5, num_train_steps=1000)

@@ -27,8 +27,8 @@ def create_optimizer(
     AdamW (beta_2 0.999, epsilon 1e-6 added after the bias correction as
     in PyTorch, `keras_bert.training.adamw.AdamW`) with decoupled weight
     decay that skips LayerNorm weights and biases, the gradient clipped to
-    a global norm, on a `WarmupLinearDecay` schedule. `optimizer="lamb"` gives
-    LAMB (layer-wise trust ratios, for large batches) with the same
+    a global norm, on a `WarmupLinearDecay` schedule. `optimizer="lamb"`
+    gives LAMB (layer-wise trust ratios, for large batches) with the same
     schedule, decay and clipping.
 
     Args:
