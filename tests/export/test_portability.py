@@ -1,15 +1,15 @@
-"""A classifier saved under one backend loads under the others unchanged.
+"""Models saved under one backend load under the others unchanged.
 
 The running backend writes a `BertClassifier` with random weights (biases
 and LayerNorms included) and its `BertPreprocessor` twice: as a `.keras`
-file and as a `save_to_preset` directory. A subprocess per other backend
-loads both (`keras.saving.load_model`, `BertClassifier.from_preset`),
-packs real sentence pairs with the loaded preprocessor and runs the
-loaded model: the ids must be equal and the logits equal to 1e-5. Run
-once per backend (as CI does), this covers every ordered pair of
-backends. `tests/models/test_bert_backbone.py` does the same for a bare
-backbone's `.keras` file, `tests/checkpoints/test_presets_and_export.py`
-for a backbone preset and same-backend round trips.
+file and as a `save_to_preset` directory, and a bare `BertBackbone` as a
+`.keras` file. A subprocess per other backend loads all three
+(`keras.saving.load_model`, `BertClassifier.from_preset`), packs real
+sentence pairs with the loaded preprocessor and runs the loaded models:
+the ids must be equal and the outputs equal to 1e-5. Run once per backend
+(as CI does), this covers every ordered pair of backends.
+`tests/checkpoints/test_presets_and_export.py` covers a backbone preset
+and same-backend round trips.
 """
 
 import json
@@ -31,7 +31,8 @@ BACKENDS = ("tensorflow", "jax", "torch")
 SOURCE = keras.config.backend()
 ATOL = 1e-5
 
-# argv: the directory with "model.keras", "preset/" and "pairs.json";
+# argv: the directory with "model.keras", "preset/", "backbone.keras" and
+# "pairs.json";
 # writes "<backend>.npz" there. Only `import keras_bert`: loading must find
 # the lazily imported preprocessor classes by itself.
 _LOAD_SCRIPT = """
@@ -56,6 +57,10 @@ for name, model in models.items():
     packed = {k: np.asarray(v) for k, v in model.preprocessor(pairs).items()}
     results.update({f"{name}/{k}": v for k, v in packed.items()})
     results[f"{name}/logits"] = keras.ops.convert_to_numpy(model(packed))
+backbone = keras.saving.load_model(os.path.join(directory, "backbone.keras"))
+assert isinstance(backbone, keras_bert.BertBackbone), type(backbone)
+results["backbone/sequence_output"] = keras.ops.convert_to_numpy(
+    backbone(packed)["sequence_output"])
 np.savez(os.path.join(directory, keras.config.backend() + ".npz"), **results)
 """
 OTHERS = [name for name in BACKENDS if name != SOURCE]
@@ -63,7 +68,7 @@ OTHERS = [name for name in BACKENDS if name != SOURCE]
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    """The classifier, its packed inputs and logits, and where it is saved."""
+    """Where the models are saved, the packed inputs and their outputs."""
     directory = str(tmp_path_factory.mktemp("portability"))
     keras.utils.set_random_seed(5)
     model = randomized(BertClassifier(
@@ -73,11 +78,16 @@ def saved(tmp_path_factory):
     pairs = tuple(list(texts) for texts in utils.mrpc_pairs())
     model.save(os.path.join(directory, "model.keras"))
     model.save_to_preset(os.path.join(directory, "preset"))
+    backbone = randomized(utils.tiny_backbone(), seed=6)
+    backbone.save(os.path.join(directory, "backbone.keras"))
     with open(os.path.join(directory, "pairs.json"), "w") as f:
         json.dump(pairs, f)
     packed = {k: np.asarray(to_numpy(v))
               for k, v in model.preprocessor(pairs).items()}
-    return directory, packed, to_numpy(model(packed))
+    return directory, packed, {
+        "logits": to_numpy(model(packed)),
+        "sequence_output": to_numpy(backbone(packed)["sequence_output"]),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +115,7 @@ def load_under(saved):
 @pytest.mark.slow
 @pytest.mark.parametrize("target", OTHERS)
 def test_classifier_saved_here_loads_under(saved, load_under, target):
-    directory, packed, logits = saved
+    directory, packed, expected = saved
     with open(os.path.join(directory, "preset", "metadata.json")) as f:
         assert json.load(f)["saved_with_backend"] == SOURCE
     outputs = load_under(target)
@@ -114,6 +124,15 @@ def test_classifier_saved_here_loads_under(saved, load_under, target):
             np.testing.assert_array_equal(
                 outputs[f"{artifact}/{name}"], ids, f"{artifact}: {name}")
         np.testing.assert_allclose(
-            outputs[f"{artifact}/logits"], logits, atol=ATOL, rtol=0,
+            outputs[f"{artifact}/logits"], expected["logits"], atol=ATOL,
+            rtol=0,
             err_msg=f"{SOURCE} -> {target}, {artifact}")
 
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", OTHERS)
+def test_backbone_saved_here_loads_under(saved, load_under, target):
+    np.testing.assert_allclose(
+        load_under(target)["backbone/sequence_output"],
+        saved[2]["sequence_output"], atol=ATOL, rtol=0,
+        err_msg=f"{SOURCE} -> {target}, backbone.keras")

@@ -1,8 +1,3 @@
-import json
-import os
-import subprocess
-import sys
-
 import keras
 import numpy as np
 import pytest
@@ -14,7 +9,6 @@ from tests.test_case import to_numpy
 
 TINY = dict(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=16,
             intermediate_dim=32, max_sequence_length=16, dropout=0.0)
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 
 
 def _inputs(batch=2, length=7, seed=0, pad_from=5):
@@ -144,39 +138,3 @@ class BertBackboneTest(TestCase):
                             verbose=0)
         losses = history.history["loss"]
         self.assertLess(losses[-1], losses[0])
-
-
-_SAVE_SCRIPT = """
-import json, os, sys
-import numpy as np, keras
-from keras_bert import BertBackbone
-sys.path.insert(0, {root!r})
-from tests.models.test_bert_backbone import TINY, _inputs
-keras.utils.set_random_seed(7)
-model = BertBackbone(**TINY)
-out = model(_inputs())
-model.save(os.path.join({dir!r}, keras.config.backend() + ".keras"))
-np.save(os.path.join({dir!r}, keras.config.backend() + ".npy"),
-        keras.ops.convert_to_numpy(out["sequence_output"]))
-"""
-
-
-@pytest.fixture(scope="module")
-def saved_under_each_backend(tmp_path_factory):
-    directory = str(tmp_path_factory.mktemp("cross_backend"))
-    script = _SAVE_SCRIPT.format(root=ROOT, dir=directory)
-    for name in ("tensorflow", "jax", "torch"):
-        env = dict(os.environ, KERAS_BACKEND=name)
-        subprocess.run([sys.executable, "-c", script], env=env, check=True,
-                       capture_output=True, timeout=300)
-    return directory
-
-
-@pytest.mark.parametrize("source", ["tensorflow", "jax", "torch"])
-def test_keras_file_loads_across_backends(saved_under_each_backend, source):
-    path = os.path.join(saved_under_each_backend, source + ".keras")
-    expected = np.load(os.path.join(saved_under_each_backend, source + ".npy"))
-    model = keras.saving.load_model(path)
-    assert isinstance(model, BertBackbone)
-    actual = keras.ops.convert_to_numpy(model(_inputs())["sequence_output"])
-    np.testing.assert_allclose(actual, expected, atol=1e-5, rtol=0)

@@ -16,6 +16,9 @@ from tests.training.toy_corpus import write_lines
 from tests.training.toy_corpus import write_toy_corpus
 
 LENGTH = 24
+# The default buffer (10,000 pairs) would cycle the toy corpus many times
+# before the first batch.
+SHUFFLE = 256
 
 
 def pairs_list(dataset, count):
@@ -31,8 +34,9 @@ class PretrainingDataTest(TestCase):
 
     def test_batches_are_packed_and_masked(self):
         pairs = pair_dataset(self.corpus, self.tokenizer, LENGTH)
-        x, y, weights = next(iter(batch_pairs(pairs, self.tokenizer,
-                                              LENGTH, batch_size=16)))
+        x, y, weights = next(iter(batch_pairs(
+            pairs, self.tokenizer, LENGTH, batch_size=16,
+            shuffle_buffer_size=SHUFFLE)))
         x = {k: v.numpy() for k, v in x.items()}
         self.assertEqual(x["token_ids"].shape, (16, LENGTH))
         self.assertEqual(x["mask_positions"].shape, (16, 4))  # ceil(.15*24)
@@ -84,7 +88,8 @@ class PretrainingDataTest(TestCase):
         pairs = pair_dataset(self.corpus, self.tokenizer, LENGTH,
                              next_sentence_prediction=False)
         x, y, _ = next(iter(batch_pairs(pairs, self.tokenizer, LENGTH, 8,
-                                        next_sentence_prediction=False)))
+                                        next_sentence_prediction=False,
+                                        shuffle_buffer_size=SHUFFLE)))
         self.assertEqual(sorted(y), ["mlm_logits"])
         self.assertEqual(int(x["segment_ids"].numpy().max()), 0)
         # Contiguous spans fill the sequence: [CLS] ... [SEP] at most.
@@ -96,7 +101,8 @@ class PretrainingDataTest(TestCase):
 
     def test_fit_on_the_pipeline(self):
         pairs = pair_dataset(self.corpus, self.tokenizer, LENGTH)
-        batches = batch_pairs(pairs, self.tokenizer, LENGTH, 8)
+        batches = batch_pairs(pairs, self.tokenizer, LENGTH, 8,
+                              shuffle_buffer_size=SHUFFLE)
         backbone = BertBackbone(
             vocabulary_size=self.tokenizer.vocabulary_size(), num_layers=1,
             num_heads=2, hidden_dim=16, intermediate_dim=32,
