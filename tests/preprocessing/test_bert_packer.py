@@ -114,6 +114,20 @@ class BertPackerTest(TestCase):
         self.assertEqual(dense["token_ids"].tolist(),
                          [[CLS, 10, 11, SEP, PAD], [CLS, 12, 13, SEP, PAD]])
 
+    def test_int32_row_splits_and_empty_rows(self):
+        # tf.data's ragged_batch and RaggedTensor.from_row_lengths on int32
+        # lengths give int32 row splits; [CLS]/[SEP] rows are int64.
+        first = tf.RaggedTensor.from_row_lengths(
+            tf.constant([10, 11, 12], tf.int32), tf.constant([0, 3], tf.int32))
+        second = tf.RaggedTensor.from_row_lengths(
+            tf.constant([20, 21], tf.int32), tf.constant([2, 0], tf.int32))
+        out = to_numpy(packer(sequence_length=6)((first, second)))
+        self.assertEqual(out["token_ids"].tolist(),
+                         [[CLS, SEP, 20, 21, SEP, PAD],
+                          [CLS, 10, 11, 12, SEP, SEP]])
+        self.assertEqual(out["segment_ids"].tolist(),
+                         [[0, 0, 1, 1, 1, 0], [0, 0, 0, 0, 0, 1]])
+
     def test_eager_and_tf_data(self):
         layer = packer(sequence_length=6)
         segments = tf.ragged.constant([[10, 11], [12], [13, 14, 15, 16, 17]])
