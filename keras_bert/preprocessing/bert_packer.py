@@ -195,11 +195,10 @@ class BertPacker(PreprocessingLayer):
         sep = tf.RaggedTensor.from_tensor(
             tf.fill([batch_size, 1], tf.constant(self.sep_token_id, tf.int32))
         )
-        for index, (segment, length, rows) in enumerate(
-                zip(segments, keep, lengths)):
+        for index, (segment, length) in enumerate(zip(segments, keep)):
             # Row-wise prefixes through the flat values: a ragged `<` with
             # broadcasting costs about a second of graph building per trace.
-            starts = tf.repeat(tf.cumsum(rows, exclusive=True), length)
+            starts = tf.repeat(tf.cast(segment.row_starts(), tf.int32), length)
             within = tf.ragged.range(length).flat_values
             segment = tf.RaggedTensor.from_row_lengths(
                 tf.gather(segment.flat_values, starts + within),

@@ -15,8 +15,8 @@ class BertTokenizer(PreprocessingLayer):
     Text is cleaned, split and normalized as in the original BERT and Hugging
     Face's `BertTokenizerFast` (rules in
     `keras_bert.preprocessing.bert_text_ops`), then split into WordPieces
-    by tensorflow-text's `FastWordpieceTokenizer` (greedy longest-match-first, `##` marks a
-    continuation). A word of more than `max_input_chars_per_word` characters
+    by tensorflow-text's `FastWordpieceTokenizer` (greedy
+    longest-match-first, `##` marks a continuation). A word of more than `max_input_chars_per_word` characters
     (Unicode code points, after normalization) becomes a single `[UNK]`, as
     does a word that cannot be covered by vocabulary pieces.
 
