@@ -102,6 +102,26 @@ def _max_length(value):
     return None
 
 
+def has_vocabulary(directory):
+    """True when `directory` holds a vocabulary `read_tokenizer_preset` reads.
+
+    Task presets use this to decide whether to attach a preprocessor; it
+    reads file names only (plus `tokenizer.json`'s model type), so it is
+    cheap and never raises for a readable directory.
+    """
+    directory = os.fspath(directory)
+    if os.path.isfile(os.path.join(directory, VOCABULARY_FILE)):
+        return True
+    hf_json_path = os.path.join(directory, "tokenizer.json")
+    if not os.path.isfile(hf_json_path):
+        return False
+    try:
+        hf_json = _read_json(hf_json_path)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return (hf_json.get("model") or {}).get("type") == "WordPiece"
+
+
 def read_tokenizer_preset(directory):
     """Returns `BertTokenizer` constructor arguments read from `directory`."""
     directory = os.fspath(directory)
