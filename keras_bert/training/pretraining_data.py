@@ -5,20 +5,21 @@ Two stages, so that the second can also read pairs written offline:
 1. `pair_dataset`: a `tf.data.Dataset` of `(token_ids_a, token_ids_b,
    is_next)` streamed from a `TextCorpus` (tokenized one document at a
    time, pairs built as the original `create_pretraining_data` does).
-2. `batch_pairs`: shuffle, batch, pack `[CLS] A [SEP] B [SEP]` and mask
-   (fresh masks on every pass) with parallel `map` and `prefetch`, giving
-   `(x, y, sample_weight)` batches for `BertPretrainer.fit`.
+2. `batch_pairs`: shuffle, batch, then pack `[CLS] A [SEP] B [SEP]` and
+   mask (fresh masks on every pass) with `BertMaskedLMPreprocessor` in a
+   parallel `map` with `prefetch`, giving `(x, y, sample_weight)` batches
+   for `BertPretrainer.fit`.
 """
 
-import math
 import zlib
 
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.preprocessing import BertPacker
-from keras_bert.preprocessing import MaskedLMMasker
 from keras_bert.preprocessing import NextSentencePairBuilder
+from keras_bert.preprocessing.bert_masked_lm_preprocessor import (
+    BertMaskedLMPreprocessor,
+)
 
 _PAIR_SPEC = (
     tf.TensorSpec([None], tf.int32),
@@ -176,32 +177,20 @@ def batch_pairs(
         `y` `{"mlm_logits": mask_ids, "nsp_logits": is_next}` and
         `sample_weight` `{"mlm_logits": mask_weights, "nsp_logits": 1}`.
     """
-    if mask_selection_length is None:
-        mask_selection_length = math.ceil(mask_selection_rate * sequence_length)
-    packer = BertPacker.from_tokenizer(tokenizer, sequence_length)
-    masker = MaskedLMMasker.from_tokenizer(
+    preprocessor = BertMaskedLMPreprocessor(
         tokenizer,
+        sequence_length=sequence_length,
         mask_selection_rate=mask_selection_rate,
         mask_selection_length=mask_selection_length,
         whole_word_masking=whole_word_masking,
+        next_sentence_prediction=next_sentence_prediction,
         seed=seed,
     )
 
     def pack_and_mask(token_ids_a, token_ids_b, is_next):
-        segments = (token_ids_a, token_ids_b)
-        packed = packer(segments if next_sentence_prediction else segments[0])
-        masked = masker(packed)
-        x = {
-            key: masked[key]
-            for key in ("token_ids", "segment_ids", "padding_mask",
-                        "mask_positions")
-        }
-        y = {"mlm_logits": masked["mask_ids"]}
-        weights = {"mlm_logits": masked["mask_weights"]}
         if next_sentence_prediction:
-            y["nsp_logits"] = is_next
-            weights["nsp_logits"] = tf.ones_like(is_next, tf.float32)
-        return x, y, weights
+            return preprocessor((token_ids_a, token_ids_b), is_next)
+        return preprocessor(token_ids_a)
 
     if shuffle_buffer_size:
         pairs = pairs.shuffle(shuffle_buffer_size, seed=seed)
