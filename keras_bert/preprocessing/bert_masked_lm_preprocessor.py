@@ -112,18 +112,29 @@ class BertMaskedLMPreprocessor(Preprocessor):
             return self.tokenizer(segment)
         return tf.RaggedTensor.from_tensor(segment)
 
-    def _pair_within_batch(self, second):
+    def _pair_within_batch(self, second, seed):
         """`(second, is_next)`: half the rows get another row's segment."""
         rows = second.nrows(out_type=tf.int32)
-        keep = self._pairing.uniform([rows]) < 0.5
-        offset = self._pairing.uniform([], 1, tf.maximum(rows, 2), tf.int32)
+        if seed is None:
+            seed = self._pairing.make_seeds(1)[:, 0]
+        keep_seed, offset_seed = tf.unstack(
+            tf.random.experimental.stateless_split(seed, 2))
+        keep = tf.random.stateless_uniform([rows], keep_seed) < 0.5
+        offset = tf.random.stateless_uniform(
+            [], offset_seed, 1, tf.maximum(rows, 2), tf.int32)
         own = tf.range(rows)
         partner = tf.where(keep, own, (own + offset) % rows)
         is_next = tf.cast(tf.equal(partner, own), tf.int32)
         return tf.gather(second, partner), is_next
 
     @tf_preprocessing
-    def call(self, x, y=None, sample_weight=None):
+    def call(self, x, y=None, sample_weight=None, seed=None):
+        """Returns `(x, y, sample_weight)` for `BertPretrainer.fit`.
+
+        `seed`, an optional int `[2]` tensor, makes the masks and the
+        NotNext pairing a function of it alone (see `MaskedLMMasker.call`);
+        the pretraining pipeline passes each batch's index.
+        """
         if (not isinstance(x, tuple) and isinstance(y, tf.Tensor)
                 and y.dtype == tf.string):
             # A dataset of (first, second) text: labels are never strings.
@@ -148,10 +159,15 @@ class BertMaskedLMPreprocessor(Preprocessor):
                 "the targets are the masked tokens, so pass text alone."
             )
         segments = tuple(map(self._token_ids, x if is_pair else (x,)))
+        if seed is not None:
+            seed = tf.cast(seed, tf.int64)
+            seed, pairing_seed = tf.unstack(
+                tf.random.experimental.stateless_split(seed, 2))
         if self.next_sentence_prediction and y is None:
-            second, y = self._pair_within_batch(segments[1])
+            second, y = self._pair_within_batch(
+                segments[1], None if seed is None else pairing_seed)
             segments = (segments[0], second)
-        features = self.masker(self.packer(segments))
+        features = self.masker(self.packer(segments), seed=seed)
         labels = {"mlm_logits": features.pop("mask_ids")}
         weights = {"mlm_logits": features.pop("mask_weights")}
         if self.next_sentence_prediction:

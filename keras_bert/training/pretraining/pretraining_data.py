@@ -169,7 +169,8 @@ def batch_pairs(
         shuffle_buffer_size: int. 0 keeps the order.
         skip_pairs: int. Drop this many shuffled pairs first (resuming).
         drop_remainder: bool. Drop a last, smaller batch.
-        seed: int. Seeds the shuffle and the masker.
+        seed: int. Seeds the shuffle and, with each batch's index in the
+            stream, its masks.
 
     Returns:
         A dataset of `(x, y, sample_weight)`: `x` the model inputs
@@ -187,14 +188,21 @@ def batch_pairs(
         seed=seed,
     )
 
-    def pack_and_mask(token_ids_a, token_ids_b, is_next):
+    def pack_and_mask(index, pairs):
+        token_ids_a, token_ids_b, is_next = pairs
+        # The masks are a function of the seed and the batch's index in
+        # the stream: the same however the map is parallelized, and again
+        # when a resumed run replays the stream.
+        batch_seed = tf.stack([tf.constant(seed, tf.int64), index])
         if next_sentence_prediction:
-            return preprocessor((token_ids_a, token_ids_b), is_next)
-        return preprocessor(token_ids_a)
+            return preprocessor((token_ids_a, token_ids_b), is_next,
+                                seed=batch_seed)
+        return preprocessor(token_ids_a, seed=batch_seed)
 
     if shuffle_buffer_size:
         pairs = pairs.shuffle(shuffle_buffer_size, seed=seed)
     pairs = pairs.skip(skip_pairs)
     batches = pairs.ragged_batch(batch_size, drop_remainder=drop_remainder)
+    batches = batches.enumerate(start=skip_pairs // batch_size)
     batches = batches.map(pack_and_mask, num_parallel_calls=tf.data.AUTOTUNE)
     return batches.prefetch(tf.data.AUTOTUNE)
