@@ -133,6 +133,22 @@ def check_not_lfs_pointer(filename):
         )
 
 
+def preset_weights_file(path, kind):
+    """`path`/model.weights.h5, or an error naming the files found.
+
+    `kind` names the preset in the message (e.g. "keras-hub preset").
+    """
+    weights_file = os.path.join(path, "model.weights.h5")
+    if not os.path.isfile(weights_file):
+        raise CheckpointError(
+            f"{path} is a {kind} without model.weights.h5. Found: "
+            f"{_listing(path)}. Pass load_weights=False for the "
+            "architecture only."
+        )
+    check_not_lfs_pointer(weights_file)
+    return weights_file
+
+
 def _numpy_dtype(code, filename, name):
     simple = {
         "F64": "float64", "F32": "float32", "F16": "float16",

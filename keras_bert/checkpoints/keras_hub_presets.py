@@ -33,17 +33,10 @@ _TEXT_CLASSIFIERS = ("keras_hub>BertTextClassifier",
                      "keras_nlp>BertClassifier",
                      "keras_nlp>BertTextClassifier")
 
-# keras-hub's BertBackbone config -> BertBackbone argument.
-_CONFIG_FIELDS = {
-    "vocabulary_size": "vocabulary_size",
-    "num_layers": "num_layers",
-    "num_heads": "num_heads",
-    "hidden_dim": "hidden_dim",
-    "intermediate_dim": "intermediate_dim",
-    "dropout": "dropout",
-    "max_sequence_length": "max_sequence_length",
-    "num_segments": "num_segments",
-}
+# keras-hub's BertBackbone config fields, named as keras_bert's arguments.
+_CONFIG_FIELDS = ("vocabulary_size", "num_layers", "num_heads", "hidden_dim",
+                  "intermediate_dim", "dropout", "max_sequence_length",
+                  "num_segments")
 _OPTIONAL_FIELDS = {"max_sequence_length", "num_segments", "dropout"}
 # Stored by every Keras layer; the dtype is resolved at load time, as
 # keras-hub itself does (float weights load in the current Keras policy).
@@ -68,8 +61,8 @@ def backbone_kwargs_from_keras_hub_config(config, source="config.json"):
     if isinstance(dtype, dict) and dtype.get("class_name") != "DTypePolicy":
         raise CheckpointError(
             f"{source}: dtype is a {dtype.get('class_name')} (a quantized "
-            "keras-hub model); keras_bert loads float presets only. Save the "
-            "model before calling quantize()."
+            "keras-hub model); keras_bert loads float presets only (one "
+            "saved before `quantize()`)."
         )
     unknown = sorted(set(inner) - set(_CONFIG_FIELDS) - _IGNORED_FIELDS)
     if unknown:
@@ -83,8 +76,7 @@ def backbone_kwargs_from_keras_hub_config(config, source="config.json"):
             f"{source} lacks the keras-hub BertBackbone fields {missing}; it"
             f" has {sorted(inner)}."
         )
-    kwargs = {_CONFIG_FIELDS[k]: v for k, v in inner.items()
-              if k in _CONFIG_FIELDS}
+    kwargs = {k: v for k, v in inner.items() if k in _CONFIG_FIELDS}
     # keras-hub's attention dropout is its `dropout`.
     kwargs["attention_dropout"] = kwargs.get("dropout", 0.1)
     return {**kwargs, **_FIXED}
@@ -186,13 +178,13 @@ def _task_config(path):
         return None
     config = files.read_json(task_file)
     name = config.get("registered_name")
-    weights = os.path.join(path, TASK_WEIGHTS_FILE)
-    if name in _TEXT_CLASSIFIERS and os.path.isfile(weights):
+    has_weights = os.path.isfile(os.path.join(path, TASK_WEIGHTS_FILE))
+    if name in _TEXT_CLASSIFIERS and has_weights:
         return config
     logger.info(
-        "%s holds a keras-hub %s%s; keras_bert loads its backbone only "
-        "(task heads are read from a BertTextClassifier's %s).", task_file,
-        name, "" if os.path.isfile(weights) else f" without {TASK_WEIGHTS_FILE}",
+        "%s holds a keras-hub %s%s; keras_bert loads its backbone only (task"
+        " heads are read from a BertTextClassifier's %s).", task_file, name,
+        "" if has_weights else f" without {TASK_WEIGHTS_FILE}",
         TASK_WEIGHTS_FILE)
     return None
 
@@ -225,16 +217,10 @@ def read_keras_hub_preset(path, load_weights=True):
     kwargs = backbone_kwargs_from_keras_hub_config(config, config_file)
     if not load_weights:
         return kwargs, {}, {}
-    weights_file = os.path.join(path, "model.weights.h5")
-    if not os.path.isfile(weights_file):
-        raise CheckpointError(
-            f"{path} is a keras-hub preset without model.weights.h5. Found: "
-            f"{', '.join(sorted(os.listdir(path)))}. Pass load_weights=False "
-            "for the architecture only."
-        )
-    files.check_not_lfs_pointer(weights_file)
+    files.preset_weights_file(path, "keras-hub preset")
+    task_config = _task_config(path)
     try:
-        model = _load_keras_hub_model(path, _task_config(path))
+        model = _load_keras_hub_model(path, task_config)
     except (OSError, ValueError, KeyError) as error:
         raise CheckpointError(
             f"keras-hub could not rebuild the preset in {path}: {error}"

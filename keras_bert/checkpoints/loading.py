@@ -129,15 +129,8 @@ def load_preset_model(path, load_weights=True, backbone_overrides=None,
         inner.update(task_overrides)
     model = keras.saving.deserialize_keras_object(config)
     if load_weights:
-        weights_file = os.path.join(path, "model.weights.h5")
-        if not os.path.isfile(weights_file):
-            raise CheckpointError(
-                f"{path} is a keras_bert preset without model.weights.h5. "
-                f"Found: {', '.join(sorted(os.listdir(path)))}. Pass "
-                "load_weights=False for the architecture only."
-            )
-        files.check_not_lfs_pointer(weights_file)
-        load_preset_weights(model, weights_file)
+        load_preset_weights(
+            model, files.preset_weights_file(path, "keras_bert preset"))
     return model
 
 

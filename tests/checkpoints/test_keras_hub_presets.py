@@ -1,10 +1,12 @@
-"""keras-hub BERT presets, written by keras-hub itself, load into keras_bert."""
+"""keras-hub BERT presets, saved by keras-hub itself, load into keras_bert."""
 
 import json
 import os
 import shutil
 import tempfile
+import types
 
+import keras
 import numpy as np
 
 import keras_bert
@@ -12,7 +14,9 @@ from keras_bert.checkpoints import CheckpointError
 from keras_bert.checkpoints import detect_layout
 from keras_bert.checkpoints import load_checkpoint_weights
 from keras_bert.checkpoints.keras_hub_presets import keras_hub_state
+from keras_bert.checkpoints.weight_conversion import load_state_into_model
 from keras_bert.preprocessing import vocabulary_io
+from tests.checkpoints.test_presets_and_export import randomized
 from tests.test_case import TestCase
 from tests.test_case import to_numpy
 
@@ -27,15 +31,6 @@ SENTENCES = ["The quick brown fox jumps over the lazy dog.",
              "zebra   the\tfox"]
 TINY = {"vocabulary_size": len(VOCABULARY), "num_layers": 2, "num_heads": 2,
         "hidden_dim": 16, "intermediate_dim": 32, "max_sequence_length": 24}
-
-
-def randomize(model, seed=0):
-    # Biases and LayerNorm parameters start at 0 and 1: random values make a
-    # swapped or transposed mapping show in the outputs.
-    rng = np.random.default_rng(seed)
-    for variable in model.weights:
-        variable.assign(rng.normal(0, 0.3, variable.shape).astype("float32"))
-    return model
 
 
 def backbone_inputs():
@@ -70,12 +65,12 @@ class KerasHubPresetTest(TestCase):
         cls.scratch = tempfile.mkdtemp()
         cls.hub_tokenizer = keras_hub.models.BertTokenizer(
             vocabulary=VOCABULARY, lowercase=True)
-        cls.hub_backbone = randomize(keras_hub.models.BertBackbone(**TINY))
+        cls.hub_backbone = randomized(keras_hub.models.BertBackbone(**TINY))
         cls.hub_classifier = keras_hub.models.BertTextClassifier(
             cls.hub_backbone, num_classes=3,
             preprocessor=keras_hub.models.BertTextClassifierPreprocessor(
                 cls.hub_tokenizer, sequence_length=16))
-        randomize(cls.hub_classifier.get_layer("logits"), seed=1)
+        randomized(cls.hub_classifier.get_layer("logits"), seed=1)
         cls.task_dir = os.path.join(cls.scratch, "task")
         cls.hub_classifier.save_to_preset(cls.task_dir)
         cls.backbone_dir = os.path.join(cls.scratch, "backbone")
@@ -123,6 +118,16 @@ class KerasHubPresetTest(TestCase):
         self.assertEqual(sorted(origins.values()),
                          sorted(v.path for v in self.hub_classifier.weights))
         self.assertFalse([key for key in state if "/" in key])
+
+    def test_unmapped_variable_is_listed_as_unexpected(self):
+        extra = keras.Variable(np.zeros(3), name="kernel_scale")
+        model = types.SimpleNamespace(
+            weights=[*self.hub_backbone.weights, extra])
+        state, origins = keras_hub_state(model)
+        backbone = keras_bert.BertBackbone(**TINY)
+        with self.assertRaisesRegex(CheckpointError,
+                                    r"Unexpected \(1\).*\n  kernel_scale"):
+            load_state_into_model(backbone, state, origins)
 
     def test_classifier_task_preset_loads_its_head(self):
         model = keras_bert.BertClassifier.from_preset(self.task_dir)
@@ -186,8 +191,8 @@ class KerasHubPresetTest(TestCase):
             keras_bert.BertBackbone.from_preset(directory)
         with self.assertRaisesRegex(CheckpointError, message):
             keras_bert.BertClassifier.from_preset(directory, num_classes=2)
-        with self.assertRaisesRegex(
-                ValueError, r"registered_name 'keras_hub>DistilBertTokenizer'"):
+        message = r"registered_name 'keras_hub>DistilBertTokenizer'"
+        with self.assertRaisesRegex(ValueError, message):
             keras_bert.BertTokenizer.from_preset(directory)
         self.assertFalse(vocabulary_io.has_vocabulary(directory))
 
@@ -220,7 +225,7 @@ class KerasHubOtherPresetsTest(TestCase):
     def test_masked_lm_preset_loads_backbone_and_says_what_it_skips(self):
         import keras_hub
 
-        backbone = randomize(keras_hub.models.BertBackbone(**TINY))
+        backbone = randomized(keras_hub.models.BertBackbone(**TINY))
         masked_lm = keras_hub.models.BertMaskedLM(backbone)
         directory = os.path.join(self.get_temp_dir(), "mlm")
         masked_lm.save_to_preset(directory)
