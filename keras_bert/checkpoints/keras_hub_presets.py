@@ -157,8 +157,8 @@ def keras_hub_state(model):
 
     state, origins = {}, {}
     for variable in model.weights:
-        value = np.asarray(keras.ops.convert_to_numpy(
-            keras.ops.cast(variable, "float32")))
+        value = np.asarray(keras.ops.convert_to_numpy(variable),
+                           dtype="float32")
         mapped = _canonical(variable.path)
         key, value = (variable.path, value) if mapped is None else (
             mapped[0], mapped[1](value))
