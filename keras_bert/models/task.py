@@ -221,6 +221,19 @@ class Task(keras.Model):
         return super().evaluate(x, **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
+        """The model's outputs for `x`, as NumPy arrays.
+
+        With a preprocessor, `x` is raw input (strings, string pairs, word
+        lists, or a `tf.data` dataset of them); otherwise the backbone's
+        tensors. The outputs are the heads' **logits**, unnormalized
+        float32 scores: `(batch, num_classes)` for `BertClassifier` (the
+        score itself for a regressor), `(batch, length, num_classes)` for
+        `BertTokenClassifier`, `(batch, length, 2)` start/end logits for
+        `BertQuestionAnswerer`, `(batch, num_choices)` for
+        `BertMultipleChoice`, and `BertPretrainer`'s dict of `mlm_logits`
+        / `nsp_logits`. Apply a softmax over the last axis for
+        probabilities (the exported SavedModel returns both).
+        """
         if not self._takes_raw_input():
             return super().predict(x, batch_size=batch_size, **kwargs)
         return super().predict(self._to_dataset(x, batch_size=batch_size),

@@ -54,6 +54,35 @@ class TaskPresetTest(TestCase):
             self.hf_dir, next_sentence_prediction=False)
         self.assertFalse(pretrainer.preprocessor.next_sentence_prediction)
 
+    def test_google_and_keras_hub_directories_attach_it_too(self):
+        import keras_hub
+        import transformers
+
+        from tests.checkpoints.test_google_checkpoint import google_config
+
+        google = os.path.join(self.get_temp_dir(), "google")
+        os.makedirs(google)
+        reference = transformers.BertForPreTraining(
+            transformers.BertConfig(**ref.TINY_CONFIG))
+        ref.write_google_checkpoint(
+            ref.google_variables(reference.state_dict(),
+                                 ref.TINY_CONFIG["num_hidden_layers"]),
+            google, google_config())
+        hub = os.path.join(self.get_temp_dir(), "hub")
+        keras_hub.models.BertBackbone(
+            vocabulary_size=len(ref.VOCABULARY), num_layers=1, num_heads=2,
+            hidden_dim=16, intermediate_dim=32, max_sequence_length=24,
+        ).save_to_preset(hub)
+        keras_hub.models.BertTokenizer(ref.VOCABULARY).save_to_preset(hub)
+        for directory in (google, hub):
+            with self.subTest(directory=os.path.basename(directory)):
+                model = keras_bert.BertClassifier.from_preset(
+                    directory, num_classes=2, sequence_length=12)
+                self.assertEqual(model.preprocessor.tokenizer.get_vocabulary(),
+                                 ref.VOCABULARY)
+                self.assertEqual(to_numpy(model.predict(
+                    ["the cat sat"], verbose=0)).shape, (1, 2))
+
     def test_classifier_predicts_and_fits_raw_strings_without_compile(self):
         model = keras_bert.BertClassifier.from_preset(
             self.hf_dir, num_classes=4, sequence_length=16)

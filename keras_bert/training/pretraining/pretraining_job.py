@@ -164,7 +164,7 @@ class PretrainingJob:
         log_every = self.log_every
         # Global batches; `fit` splits each over the replicas and workers.
         batches = distribution.distribute_dataset(
-            self._batches(skip_steps=self.start_step), self.engine)
+            self.training_batches(skip_steps=self.start_step), self.engine)
         callbacks = []
         if self.chief:
             callbacks = [
@@ -220,7 +220,10 @@ class PretrainingJob:
 
     # Helpers -------------------------------------------------------------
 
-    def _batches(self, skip_steps=0):
+    def training_batches(self, skip_steps=0):
+        """The training stream: `(x, y, sample_weight)` global batches,
+        from its start or after `skip_steps` steps (exactly where a run
+        that took them stands)."""
         s = self.settings
         return batch_pairs(
             self.train_pairs, self.tokenizer, s.sequence_length,
@@ -240,16 +243,20 @@ class PretrainingJob:
                 "A time budget needs one device to time its steps; give "
                 "--steps with --distribution.")
         budget = StepBudget(self.settings.minutes * 60, self.started)
-        rate = budget.measure_step_rate(self.model, self._batches())
-        self._plan_steps(budget.steps(rate))
-        # Exactly the run `--steps N` would make: a fresh optimizer sized
-        # for N, on the restored initial weights.
-        setup.compile_pretrainer(self.model, self.settings, self.steps)
+        rate = budget.measure_step_rate(self.model, self.training_batches())
+        self.set_steps(budget.steps(rate))
         self.print_fn(
             f"time budget: {self.settings.minutes:g} min, "
             f"{budget.remaining():.0f} s left after set-up at "
             f"{rate:.2f} steps/s -> {self.steps:,} steps")
         self._write_run_file()
+
+    def set_steps(self, steps):
+        """Fixes the run's length (rounded up to whole logged intervals)
+        and compiles a fresh optimizer sized for it: on the initial
+        weights, exactly the run `steps=` would have made."""
+        self._plan_steps(steps)
+        setup.compile_pretrainer(self.model, self.settings, self.steps)
 
     def _plan_steps(self, steps):
         self.steps, self.log_every, self.checkpoint_every = setup.step_plan(
