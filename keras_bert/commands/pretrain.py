@@ -8,6 +8,9 @@ accuracy next to baselines.
 
 import time
 
+from keras_bert.training.distribution_arguments import (
+    add_distribution_arguments)
+
 # Sized for a few minutes on 2 CPU cores (measured in docs/pretraining.md).
 # Length 64 costs a third of 128 per step and learns about as much per
 # step this early in training (BERT also ran 90% of its steps at 128 of
@@ -17,8 +20,6 @@ DEFAULTS = {"config": "tiny", "steps": 500, "batch_size": 32,
 
 
 def add_parser(subparsers):
-    from keras_bert.training.distribution import add_distribution_arguments
-
     parser = subparsers.add_parser(
         "pretrain",
         help="pretrain BERT (masked LM + next sentence) from raw text",
