@@ -308,3 +308,20 @@ def write_json(path, payload):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         json.dump(payload, f, indent=1, sort_keys=True)
+
+
+def write_section(path, title, text):
+    """Replaces the `title` section ("## ...", up to the next "## ") of the
+    Markdown file at `path` with `text`, or appends it."""
+    document = open(path, encoding="utf-8").read() if os.path.exists(
+        path) else "# Performance\n"
+    start = document.find(title + "\n")
+    if start < 0:
+        document = document.rstrip("\n") + "\n\n" + text
+    else:
+        end = document.find("\n## ", start + len(title))
+        rest = document[end + 1:] if end >= 0 else ""
+        document = document[:start] + text.rstrip("\n") + "\n" + (
+            "\n" + rest if rest else "")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(document.rstrip("\n") + "\n")

@@ -1,25 +1,30 @@
 """keras_bert: BERT for Keras 3 on TensorFlow, JAX and PyTorch.
 
-The model classes import with Keras alone. Preprocessing, export and the
-training pipeline are TensorFlow graph code: their names are imported on
-first use, so `import keras_bert` under `KERAS_BACKEND=jax` or `torch`
-does not load TensorFlow until a tokenizer or a SavedModel is asked for.
+Every public name is imported on first use, so `import keras_bert` loads
+neither Keras nor TensorFlow: the `keras-bert` command answers `--help` at
+once, and under `KERAS_BACKEND=jax` or `torch` TensorFlow loads only when a
+tokenizer, the data pipeline or a SavedModel is asked for. Keras still finds
+every keras_bert class when it loads a `.keras` file or a preset:
+`serialization.register_when_keras_imports` lists them in Keras' registry
+as soon as Keras is imported.
 """
 
 import importlib
 
-from keras_bert import layers
-from keras_bert.configs import BACKBONE_CONFIGS
-from keras_bert.models.bert_backbone import BertBackbone
-from keras_bert.models.bert_classifier import BertClassifier
-from keras_bert.models.bert_multiple_choice import BertMultipleChoice
-from keras_bert.models.bert_pretrainer import BertPretrainer
-from keras_bert.models.bert_question_answerer import BertQuestionAnswerer
-from keras_bert.models.bert_token_classifier import BertTokenClassifier
+from keras_bert import serialization
 from keras_bert.version import __version__
 
-# Public name -> module that defines it, imported on first access.
+# Public name -> module that defines it (or the subpackage itself),
+# imported on first access.
 _LAZY = {
+    "layers": "keras_bert.layers",
+    "BACKBONE_CONFIGS": "keras_bert.configs",
+    "BertBackbone": "keras_bert.models.bert_backbone",
+    "BertClassifier": "keras_bert.models.bert_classifier",
+    "BertMultipleChoice": "keras_bert.models.bert_multiple_choice",
+    "BertPretrainer": "keras_bert.models.bert_pretrainer",
+    "BertQuestionAnswerer": "keras_bert.models.bert_question_answerer",
+    "BertTokenClassifier": "keras_bert.models.bert_token_classifier",
     "BertTokenizer": "keras_bert.preprocessing.bert_tokenizer",
     "BertPacker": "keras_bert.preprocessing.bert_packer",
     "BertPreprocessor": "keras_bert.preprocessing.bert_preprocessor",
@@ -47,26 +52,17 @@ _LAZY = {
     "attention_map": "keras_bert.visualization.plot_attention",
 }
 
-__all__ = sorted(
-    [
-        "layers",
-        "BACKBONE_CONFIGS",
-        "BertBackbone",
-        "BertClassifier",
-        "BertMultipleChoice",
-        "BertPretrainer",
-        "BertQuestionAnswerer",
-        "BertTokenClassifier",
-        "__version__",
-    ]
-    + list(_LAZY)
-)
+__all__ = sorted(["__version__"] + list(_LAZY))
+
+serialization.register_when_keras_imports()
 
 
 def __getattr__(name):
     if name not in _LAZY:
         raise AttributeError(f"module 'keras_bert' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
+    module = importlib.import_module(_LAZY[name])
+    value = module if module.__name__ == f"{__name__}.{name}" else getattr(
+        module, name)
     globals()[name] = value
     return value
 

@@ -2,6 +2,9 @@
 
 Each module in `keras_bert.commands` defines `add_parser(subparsers)`, which
 registers its arguments and sets `func` to the function that runs it.
+Modules import Keras and TensorFlow inside the functions that run, so
+`--help` answers at once; log noise of TensorFlow's C++ libraries is kept
+off the terminal unless `--verbose` (see `commands/quiet_logs.py`).
 """
 
 import argparse
@@ -27,6 +30,10 @@ def build_parser():
         description="BERT for Keras 3 on TensorFlow, JAX and PyTorch "
         "(choose with KERAS_BACKEND).",
     )
+    parser.add_argument(
+        "--verbose", action="store_true",
+        help="show the log lines of TensorFlow, absl, CUDA and XLA (hidden "
+        "by default)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:
@@ -45,7 +52,12 @@ def main(argv=None):
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    return args.func(args) or 0
+    if args.verbose:
+        return args.func(args) or 0
+    from keras_bert.commands.quiet_logs import quiet_logs
+
+    with quiet_logs():
+        return args.func(args) or 0
 
 
 if __name__ == "__main__":

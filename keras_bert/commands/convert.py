@@ -12,8 +12,6 @@ is reloaded and compared with the converted model on random token ids.
 
 import os
 
-import numpy as np
-
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
@@ -75,6 +73,7 @@ def _source_tokenizer(source):
 
 
 def _max_abs_difference(model, output):
+    import numpy as np
     from keras import ops
 
     from keras_bert import checkpoints

@@ -1,7 +1,5 @@
 """`keras-bert demo`: build a small BERT and run it on a sentence."""
 
-import numpy as np
-
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
@@ -15,6 +13,7 @@ def add_parser(subparsers):
 
 def run(args):
     import keras
+    import numpy as np
 
     from keras_bert import BertBackbone
 

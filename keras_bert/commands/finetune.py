@@ -15,22 +15,21 @@ with its label names (finetune.json), for `keras-bert predict` and
 row per epoch), results.json and curves.png.
 """
 
-import csv
 import json
 import math
 import os
 import time
 
-import keras
-
 from keras_bert.commands import task_files
+from keras_bert.commands.distribution_arguments import (
+    add_distribution_arguments)
+from keras_bert.commands.distribution_arguments import (
+    distribution_from_args)
 
 DEFAULT_SEQUENCE_LENGTH = {"squad": 384}
 
 
 def add_parser(subparsers):
-    from keras_bert.training.distribution import add_distribution_arguments
-
     parser = subparsers.add_parser(
         "finetune",
         help="fine-tune BERT on a labelled file (classify, pair, regress, "
@@ -103,46 +102,6 @@ def fit_data(task, model, data):
     return windows["inputs"], windows["labels"]
 
 
-class _EpochScores(keras.callbacks.Callback):
-    """Scores the validation file after each epoch and logs it as `val_*`
-    (so the progress bar and History, which run after it, show it), saves
-    the model when the monitored score is the best so far, and rewrites
-    the metrics files."""
-
-    def __init__(self, evaluate, monitor, save, output_dir):
-        super().__init__()
-        self.evaluate, self.monitor, self.save = evaluate, monitor, save
-        self.output_dir = output_dir
-        self.rows, self.best = [], None
-
-    def on_epoch_end(self, epoch, logs=None):
-        logs = {} if logs is None else logs
-        scores = self.evaluate()
-        logs.update({f"val_{k}": float(v) for k, v in scores.items()
-                     if k != "count" and not k.startswith("num_")})
-        row = {"epoch": epoch + 1, **{k: float(v) for k, v in logs.items()}}
-        self.rows.append(row)
-        key = f"val_{self.monitor}"
-        if self.best is None or row[key] > self.best[key]:
-            self.best = row
-            if self.output_dir:
-                self.save(row)
-        if self.output_dir:
-            write_metrics(self.rows, self.output_dir)
-
-
-def write_metrics(rows, output_dir):
-    """metrics.jsonl and metrics.csv: one row per epoch."""
-    with open(os.path.join(output_dir, "metrics.jsonl"), "w") as handle:
-        handle.writelines(json.dumps(row) + "\n" for row in rows)
-    names = list(dict.fromkeys(key for row in rows for key in row))
-    with open(os.path.join(output_dir, "metrics.csv"), "w",
-              newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=names)
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def _check_output(output):
     best = os.path.join(output, "best")
     if os.path.isdir(best) and os.listdir(best) and not os.path.isfile(
@@ -167,6 +126,8 @@ def _load_pretrained(path):
 
 def _print_plan(args, train, validation, names, model, length, steps,
                 batch_size, windows=None):
+    import keras
+
     backbone = model.backbone
     print(f"keras-bert finetune --task {args.task} on "
           f"{keras.config.backend()} -> {args.output}")
@@ -184,6 +145,8 @@ def _print_plan(args, train, validation, names, model, length, steps,
 
 def _write_results(path, args, info, train, validation, rows, best,
                    seconds):
+    import keras
+
     with open(path, "w") as handle:
         json.dump({**info, "validation": args.validation,
                    "backend": keras.config.backend(),
@@ -197,7 +160,10 @@ def _write_results(path, args, info, train, validation, rows, best,
 
 
 def _finetune(args):
+    import keras
+
     from keras_bert.checkpoints import save_to_preset
+    from keras_bert.commands.epoch_scores import EpochScores
     from keras_bert.commands.predict import save_task_info
     from keras_bert.training import distribution
 
@@ -211,7 +177,7 @@ def _finetune(args):
     names = task_files.label_names(task, train, columns, args.labels)
     for data in (train, validation):
         data["y"] = task_files.encode_labels(task, data, names, columns)
-    engine = distribution.distribution_from_args(args)
+    engine = distribution_from_args(args)
     chief = distribution.is_chief(engine)
     output = args.output if chief else None
     if output:
@@ -242,7 +208,7 @@ def _finetune(args):
                                       "scores": row})
 
         monitor = task_files.MONITOR[task]
-        callback = _EpochScores(
+        callback = EpochScores(
             lambda: task_files.score(model, task, validation, names,
                                      batch_size),
             monitor, save, output)

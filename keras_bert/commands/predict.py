@@ -18,8 +18,6 @@ import json
 import os
 import sys
 
-import numpy as np
-
 # Written into a fine-tuned preset: the task, label names and columns.
 TASK_FILE = "finetune.json"
 
@@ -140,12 +138,16 @@ def _read_rows(path, info):
 
 
 def _softmax(logits):
+    import numpy as np
+
     exp = np.exp(logits - logits.max(axis=-1, keepdims=True))
     return exp / exp.sum(axis=-1, keepdims=True)
 
 
 def predictions(model, task, rows, labels, batch_size=32):
     """One dict per row of input fields: what the model predicts for it."""
+    import numpy as np
+
     options = {"batch_size": batch_size, "verbose": 0}
     columns = list(zip(*rows))
     if task == "squad":

@@ -8,6 +8,11 @@ accuracy next to baselines.
 
 import time
 
+from keras_bert.commands.distribution_arguments import (
+    add_distribution_arguments)
+from keras_bert.commands.distribution_arguments import (
+    distribution_from_args)
+
 # Fields of `PretrainingSettings` whose flags default to None here, so that
 # the recipe (or the job) decides unless the user says otherwise.
 _SETTING_FLAGS = ("corpus_format", "vocabulary", "vocabulary_size", "config",
@@ -19,8 +24,6 @@ _SETTING_FLAGS = ("corpus_format", "vocabulary", "vocabulary_size", "config",
 
 
 def add_parser(subparsers):
-    from keras_bert.training.distribution import add_distribution_arguments
-
     parser = subparsers.add_parser(
         "pretrain",
         help="pretrain BERT (masked LM + next sentence) from raw text",
@@ -125,7 +128,6 @@ def run(args):
     started = time.perf_counter()
     import keras
 
-    from keras_bert.training import distribution
     from keras_bert.training.pretraining.pretraining_job import PretrainingJob
     from keras_bert.training.pretraining.pretraining_logger import (
         format_duration,
@@ -133,7 +135,7 @@ def run(args):
 
     try:
         # First: multi-host JAX must join its cluster before computing.
-        engine = distribution.distribution_from_args(args)
+        engine = distribution_from_args(args)
         job = PretrainingJob(args.output, settings_from_args(args),
                              engine=engine, started=started)
     except ValueError as error:

@@ -20,20 +20,18 @@ counts global steps, so learning-rate schedules are written in global steps:
         model.fit(distribute_dataset(examples, engine, 32), steps_per_epoch=n)
 """
 
-import argparse
 import contextlib
 import json
 import os
 
 import keras
 
+from keras_bert.training.distribution_kinds import DATA_PARALLEL
+from keras_bert.training.distribution_kinds import KINDS
+from keras_bert.training.distribution_kinds import MODEL_PARALLEL
 from keras_bert.training.layout_map import DATA_AXIS
 from keras_bert.training.layout_map import MODEL_AXIS
 from keras_bert.training.layout_map import bert_layout_map
-
-DATA_PARALLEL = "data_parallel"
-MODEL_PARALLEL = "model_parallel"
-KINDS = (DATA_PARALLEL, MODEL_PARALLEL)
 
 # Set by whoever launches a multi-process JAX job (see `keras.distribution.
 # initialize`); their presence means "join the cluster".
@@ -247,63 +245,6 @@ def use_virtual_cpu_devices(count):
             f"{count} virtual devices cannot be made. Call "
             "use_virtual_cpu_devices before any computation."
         )
-
-
-def parse_mesh_shape(text):
-    """argparse type for `--mesh-shape`: "8" -> (8,), "2,4" -> (2, 4)."""
-    try:
-        shape = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        shape = ()
-    if not shape or len(shape) > 2 or min(shape) < 1:
-        raise argparse.ArgumentTypeError(
-            f"--mesh-shape {text!r}: expected DATA or DATA,MODEL positive "
-            "integers, e.g. 8 or 2,4."
-        )
-    return shape
-
-
-def add_distribution_arguments(parser):
-    """Adds --distribution, --mesh-shape, --multi-host and --tpu to a parser."""
-    group = parser.add_argument_group(
-        "distribution", "Train over several devices or hosts "
-        "(docs/distributed.md)."
-    )
-    group.add_argument(
-        "--distribution", choices=KINDS, default=None,
-        help="data_parallel: replicate the model, split the batch (JAX, "
-        "TensorFlow). model_parallel: also split the weights over the "
-        "mesh's model axis (JAX). Default: one device.",
-    )
-    group.add_argument(
-        "--mesh-shape", type=parse_mesh_shape, default=None,
-        metavar="DATA[,MODEL]",
-        help="Devices along the data and model axes, e.g. 2,4 on 8 devices. "
-        "Default: all devices on the data axis (data_parallel) or on the "
-        "model axis (model_parallel).",
-    )
-    group.add_argument(
-        "--multi-host", action="store_true",
-        help="JAX: join a multi-process cluster (jax.distributed; detects "
-        "TPU pods and SLURM, or reads KERAS_DISTRIBUTION_JOB_ADDRESSES, "
-        "KERAS_DISTRIBUTION_NUM_PROCESSES, KERAS_DISTRIBUTION_PROCESS_ID). "
-        "TensorFlow reads TF_CONFIG instead.",
-    )
-    group.add_argument(
-        "--tpu", default=None,
-        help="TensorFlow: TPU name or address ('local' on a TPU VM).",
-    )
-    return parser
-
-
-def distribution_from_args(args):
-    """The engine for parsed `add_distribution_arguments` flags (or None)."""
-    return configure_distribution(
-        kind=args.distribution,
-        mesh_shape=args.mesh_shape,
-        multi_host=True if args.multi_host else None,
-        tpu=args.tpu,
-    )
 
 
 def _check_mesh_shape(kind, mesh_shape):

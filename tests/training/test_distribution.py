@@ -14,6 +14,7 @@ import tensorflow as tf
 
 import keras_bert
 from keras_bert.training import distribution
+from keras_bert.commands import distribution_arguments
 from keras_bert.training.layout_map import BERT_SHARDING
 from keras_bert.training.layout_map import bert_layout_map
 from tests.test_case import TestCase
@@ -74,7 +75,7 @@ class BertLayoutMapTest(TestCase):
 class ArgumentsTest(TestCase):
     def parse(self, *argv):
         parser = argparse.ArgumentParser()
-        distribution.add_distribution_arguments(parser)
+        distribution_arguments.add_distribution_arguments(parser)
         return parser.parse_args(list(argv))
 
     def test_flags(self):
@@ -85,12 +86,12 @@ class ArgumentsTest(TestCase):
         self.assertFalse(args.multi_host)
         self.assertIsNone(args.tpu)
         self.assertEqual(self.parse("--mesh-shape", "8").mesh_shape, (8,))
-        self.assertIsNone(distribution.distribution_from_args(self.parse()))
+        self.assertIsNone(distribution_arguments.distribution_from_args(self.parse()))
 
     def test_bad_flags(self):
         for value in ("2x4", "0,4", "1,2,3", ""):
             with self.assertRaises(argparse.ArgumentTypeError):
-                distribution.parse_mesh_shape(value)
+                distribution_arguments.parse_mesh_shape(value)
         with self.assertRaises(SystemExit):
             self.parse("--distribution", "pipeline")
 

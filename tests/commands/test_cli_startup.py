@@ -1,0 +1,110 @@
+"""`keras-bert` as a user meets it, in fresh processes: `--help` loads no
+backend, and a real command prints no TensorFlow/absl/CUDA log lines
+unless `--verbose`. (How fast: bench/bench_cli_startup.py.)"""
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from keras_bert import cli
+from tests.commands.cli_helpers import write_toy_pretrainer_preset
+from tests.test_case import TestCase
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(cli.__file__)))
+BACKENDS = ("tensorflow", "keras", "jax", "torch")
+
+# Runs `keras-bert ARGV...`, then prints which backend modules it imported.
+_HELP_SCRIPT = f"""
+import runpy, sys
+sys.argv = ["keras-bert"] + sys.argv[1:]
+try:
+    runpy.run_module("keras_bert.cli", run_name="__main__", alter_sys=True)
+except SystemExit as exit:
+    status = exit.code
+print("IMPORTED", sorted(m for m in {BACKENDS!r} if m in sys.modules))
+"""
+
+# What TensorFlow, absl, CUDA, oneDNN and XLA print (examples in
+# tests/commands/test_quiet_logs.py); none is the package's own output.
+NOISE = re.compile(
+    r"^[IWEF]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ \S+:\d+\]"
+    r"|absl::InitializeLog|port\.cc|cudart_stub|cpu_feature_guard"
+    r"|oneDNN|cuInit|TF_ENABLE_ONEDNN_OPTS|^To enable the following",
+    re.MULTILINE)
+
+
+def command_names():
+    subparsers = next(action for action in cli.build_parser()._actions
+                      if action.dest == "command")
+    return list(subparsers.choices)
+
+
+def user_environment():
+    """The test environment without the settings conftest adds to quiet
+    TensorFlow: what a user's shell has."""
+    return {k: v for k, v in os.environ.items()
+            if k != "TF_CPP_MIN_LOG_LEVEL"}
+
+
+def keras_bert_process(*argv, script=None):
+    return subprocess.run(
+        [sys.executable, *(["-c", script] if script else
+                           ["-m", "keras_bert.cli"]), *argv],
+        capture_output=True, text=True, timeout=600, cwd=REPOSITORY,
+        env=user_environment())
+
+
+class HelpTest(TestCase):
+    def test_help_imports_no_backend(self):
+        names = command_names()
+        self.assertGreaterEqual(len(names), len(cli.COMMANDS))
+        for argv in [["--help"]] + [[name, "--help"] for name in names]:
+            with self.subTest(argv=argv):
+                result = keras_bert_process(*argv, script=_HELP_SCRIPT)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                usage, imported = result.stdout.rsplit("IMPORTED", 1)
+                self.assertIn("usage: keras-bert", usage)
+                self.assertEqual(ast.literal_eval(imported.strip()), [])
+                self.assertEqual(result.stderr, "")
+
+    def test_top_level_help_lists_verbose(self):
+        result = keras_bert_process("--help")
+        self.assertIn("--verbose", result.stdout)
+
+
+class QuietCommandTest(TestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.root = tempfile.mkdtemp()
+        cls.preset = write_toy_pretrainer_preset(cls.root)[0]
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.root, ignore_errors=True)
+        super().tearDownClass()
+
+    @pytest.mark.slow
+    def test_fill_mask_prints_no_log_lines_but_its_errors(self):
+        # The second text is refused after the model (and TensorFlow) load.
+        result = keras_bert_process("fill-mask", self.preset,
+                                    "w1 [MASK] w3 .", "no mask here")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("1. w", result.stdout)
+        self.assertIn("error: The text has no [MASK] token", result.stderr)
+        for stream in (result.stdout, result.stderr):
+            self.assertIsNone(NOISE.search(stream), stream)
+
+    @pytest.mark.slow
+    def test_verbose_shows_them(self):
+        result = keras_bert_process("--verbose", "fill-mask", self.preset,
+                                    "w1 [MASK] w3 .")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("1. w", result.stdout)
+        self.assertIsNotNone(NOISE.search(result.stderr), result.stderr)
