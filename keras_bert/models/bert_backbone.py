@@ -6,6 +6,7 @@ from keras import ops
 from keras_bert.configs import BACKBONE_CONFIGS
 from keras_bert.configs import get_backbone_config
 from keras_bert.layers.bert_embeddings import BertEmbeddings
+from keras_bert.layers.fused_query_key_value import read_flat_moments
 from keras_bert.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_bert.models.bucketed_inference import predict_bucketed
 
@@ -179,6 +180,11 @@ class BertBackbone(keras.Model):
     def token_embedding(self):
         """The token `Embedding` layer (its matrix is tied to the MLM decoder)."""
         return self.embeddings.token_embedding
+
+    def load_own_variables(self, store):
+        super().load_own_variables(store)
+        # Keras loads the optimizer next (when this is the model loaded).
+        read_flat_moments(getattr(self, "optimizer", None))
 
     def get_config(self):
         return {

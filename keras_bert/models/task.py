@@ -1,5 +1,6 @@
 import keras
 
+from keras_bert.layers.fused_query_key_value import read_flat_moments
 from keras_bert.serialization import deserialize
 
 
@@ -16,6 +17,11 @@ class Task(keras.Model):
         super().__init__(*args, **kwargs)
         self.backbone = backbone
         self.preprocessor = preprocessor
+
+    def load_own_variables(self, store):
+        super().load_own_variables(store)
+        # Keras loads the optimizer next (when this is the model loaded).
+        read_flat_moments(getattr(self, "optimizer", None))
 
     def get_config(self):
         config = {
