@@ -7,6 +7,7 @@ import numpy as np
 
 import keras_bert
 from keras_bert.layers.fused_query_key_value import FusedQueryKeyValue
+from keras_bert.training.pretraining_checkpoint import PretrainingCheckpoint
 from tests.test_case import TestCase
 from tests.test_case import to_numpy
 
@@ -25,7 +26,7 @@ def _inputs(batch=4, seed=0):
     }
 
 
-def _trained_classifier():
+def _compiled_classifier():
     keras.utils.set_random_seed(3)
     model = keras_bert.BertClassifier(
         keras_bert.BertBackbone(**MODEL), num_classes=2
@@ -34,8 +35,18 @@ def _trained_classifier():
         optimizer=keras.optimizers.AdamW(1e-2),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
     )
-    model.fit(_inputs(), np.array([0, 1, 0, 1]), epochs=2, verbose=0)
     return model
+
+
+def _fit(model, callbacks=()):
+    model.fit(_inputs(), np.array([0, 1, 0, 1]), epochs=2, verbose=0,
+              callbacks=list(callbacks))
+    return model
+
+
+def _query_key_value_slots(optimizer):
+    return [index for index, variable in enumerate(optimizer.variables)
+            if "query_key_value" in variable.path]
 
 
 def _flatten_query_key_value(weights_file, model):
@@ -45,12 +56,9 @@ def _flatten_query_key_value(weights_file, model):
     and so were the optimizer's moments of them.
     """
     optimizer = getattr(model, "optimizer", None)
-    flat_slots = {
-        f"optimizer/vars/{index}"
-        for index, variable in enumerate(optimizer.variables if optimizer
-                                         else ())
-        if "query_key_value" in variable.path
-    }
+    flat_slots = {f"optimizer/vars/{index}"
+                  for index in (_query_key_value_slots(optimizer)
+                                if optimizer else ())}
     names, flattened = [], 0
     with h5py.File(weights_file, "r+") as file:
         file.visititems(lambda name, item: names.append(name)
@@ -91,7 +99,7 @@ class FusedQueryKeyValueTest(TestCase):
                             model(x)["sequence_output"], atol=1e-6)
 
     def test_flat_keras_file_loads_with_its_optimizer_state(self):
-        model = _trained_classifier()
+        model = _fit(_compiled_classifier())
         path = os.path.join(self.get_temp_dir(), "trained.keras")
         model.save(path)
         flat_path = os.path.join(self.get_temp_dir(), "flat.keras")
@@ -115,13 +123,38 @@ class FusedQueryKeyValueTest(TestCase):
         x = _inputs(seed=1)
         self.assertAllClose(restored.predict(x, verbose=0),
                             model.predict(x, verbose=0), atol=1e-6)
-        moments = [v for v in model.optimizer.variables
-                   if "query_key_value" in v.path]
-        self.assertEqual(len(moments), 8)
-        loaded = {v.path: to_numpy(v) for v in restored.optimizer.variables}
-        for variable in moments:
-            self.assertAllClose(loaded[variable.path], variable, atol=0)
-        self.assertGreater(float(np.abs(to_numpy(moments[0])).max()), 0.0)
+        self.assertSameOptimizerState(restored.optimizer, model.optimizer)
+
+    def test_flat_pretraining_checkpoint_resumes(self):
+        directory = os.path.join(self.get_temp_dir(), "checkpoints")
+        model = _fit(_compiled_classifier(),
+                     [PretrainingCheckpoint(directory, save_every=1)])
+        folder = PretrainingCheckpoint.latest(directory)
+        self.assertEqual(_flatten_query_key_value(
+            os.path.join(folder, "model.weights.h5"), model), 12)
+        npz = os.path.join(folder, "optimizer.npz")
+        with np.load(npz) as saved:
+            arrays = {key: saved[key] for key in saved.files}
+        for index in _query_key_value_slots(model.optimizer):
+            value = arrays[str(index)]
+            arrays[str(index)] = value.reshape(value.shape[:-2] + (-1,))
+        np.savez(npz, **arrays)
+
+        restored = _compiled_classifier()
+        self.assertEqual(
+            PretrainingCheckpoint.restore(restored, directory)["step"], 2
+        )
+        self.assertSameOptimizerState(restored.optimizer, model.optimizer)
+
+    def assertSameOptimizerState(self, restored, expected):
+        slots = _query_key_value_slots(expected)
+        self.assertEqual(len(slots), 8)  # 2 blocks x (kernel, bias) x 2
+        for index in slots:
+            self.assertAllClose(restored.variables[index],
+                                expected.variables[index], atol=0)
+        self.assertGreater(
+            float(np.abs(to_numpy(expected.variables[slots[0]])).max()), 0.0
+        )
 
     def test_other_shapes_still_fail_loudly(self):
         model = keras_bert.BertBackbone(**MODEL)
