@@ -55,10 +55,11 @@ def encoder_block(block, x, padding_mask, causal=False):
                           block.layer_norm_epsilon)
 
     h = norm("attention_layer_norm", x) if block.normalize_first else x
-    qkv = h @ w["attention/query_key_value/kernel"] + w[
-        "attention/query_key_value/bias"]
-    q, k, v = np.split(qkv, 3, axis=-1)
-    q, k, v = (t.reshape(batch, length, heads, head_dim) for t in (q, k, v))
+    # Kernel (hidden, 3, hidden), bias (3, hidden): q, k, v on axis 2.
+    qkv = np.einsum("btd,dkh->btkh", h, w["attention/query_key_value/kernel"]
+                    ) + w["attention/query_key_value/bias"]
+    q, k, v = (qkv[:, :, i].reshape(batch, length, heads, head_dim)
+               for i in range(3))
     logits = np.einsum("btnh,bsnh->bnts", q, k) / math.sqrt(head_dim)
     allowed = padding_mask.astype(bool)[:, None, None, :]
     if causal:

@@ -57,15 +57,16 @@ def _transpose_out(value):
 
 
 def _fuse_in(tensors):
-    # keras_bert's fused QKV kernel is [q | k | v] along the output axis.
+    # keras_bert's fused QKV kernel is (in, 3, out) and its bias (3, out):
+    # q, k and v stacked on the axis before the output features.
     shapes = {t.shape for t in tensors}
     if len(shapes) != 1:
         raise ValueError(f"query/key/value shapes differ: {sorted(shapes)}")
-    return np.concatenate([t.T for t in tensors], axis=-1)
+    return np.stack([t.T for t in tensors], axis=-2)
 
 
 def _fuse_out(value):
-    return [part.T for part in np.split(value, 3, axis=-1)]
+    return [value[..., part, :].T for part in range(3)]
 
 
 _COPY = (_copy_in, _copy_out)

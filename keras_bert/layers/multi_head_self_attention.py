@@ -3,20 +3,23 @@ import math
 import keras
 from keras import ops
 
+from keras_bert.layers.fused_query_key_value import FusedQueryKeyValue
+
 
 @keras.saving.register_keras_serializable(package="keras_bert")
 class MultiHeadSelfAttention(keras.layers.Layer):
     """Bidirectional multi-head self-attention with a fused QKV projection.
 
-    The query, key and value projections are one `(hidden, 3 * hidden)`
-    kernel: one large GEMM instead of three smaller ones. At inference,
-    attention goes through `keras.ops.dot_product_attention` (the backend's
-    fused kernel), except for float32 under JAX and TensorFlow, where an
-    explicit head-major form that XLA fuses better is used (see
-    `_explicit_is_faster`). With attention-probability dropout active
-    (training) or `return_attention_scores`, the explicit form computes the
-    normalized probabilities, as the original BERT does. The softmax is
-    always computed in float32.
+    The query, key and value projections are one `(hidden, 3, hidden)`
+    kernel (`FusedQueryKeyValue`): one large GEMM instead of three smaller
+    ones, laid out so that a model-parallel split keeps whole heads. At
+    inference, attention goes through `keras.ops.dot_product_attention`
+    (the backend's fused kernel), except for float32 under JAX and
+    TensorFlow, where an explicit head-major form that XLA fuses better is
+    used (see `_explicit_is_faster`). With attention-probability dropout
+    active (training) or `return_attention_scores`, the explicit form
+    computes the normalized probabilities, as the original BERT does. The
+    softmax is always computed in float32.
 
     Padded keys (`padding_mask == 0`) get a large finite negative logit, so
     they receive exactly zero weight and a query whose keys are all padding
@@ -59,8 +62,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         initializer = keras.initializers.TruncatedNormal(
             stddev=initializer_range
         )
-        self.query_key_value = keras.layers.Dense(
-            3 * hidden_dim,
+        self.query_key_value = FusedQueryKeyValue(
+            hidden_dim,
             kernel_initializer=initializer,
             dtype=self.dtype_policy,
             name="query_key_value",
@@ -88,9 +91,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         return_attention_scores=False,
     ):
         batch, length = ops.shape(inputs)[0], ops.shape(inputs)[1]
-        qkv = self.query_key_value(inputs)
         qkv = ops.reshape(
-            qkv, (batch, length, 3, self.num_heads, self.head_dim)
+            self.query_key_value(inputs),
+            (batch, length, 3, self.num_heads, self.head_dim),
         )
         explicit = return_attention_scores or (
             training and self.dropout > 0

@@ -33,10 +33,10 @@ def _numpy_attention(layer, x, mask):
     w = numpy_bert.weights_of(layer)
     batch, length, hidden = x.shape
     heads, head_dim = layer.num_heads, hidden // layer.num_heads
-    qkv = x.astype("float64") @ w["query_key_value/kernel"] + w[
-        "query_key_value/bias"]
-    q, k, v = (t.reshape(batch, length, heads, head_dim)
-               for t in np.split(qkv, 3, axis=-1))
+    qkv = np.einsum("btd,dkh->btkh", x.astype("float64"),
+                    w["query_key_value/kernel"]) + w["query_key_value/bias"]
+    q, k, v = (qkv[:, :, i].reshape(batch, length, heads, head_dim)
+               for i in range(3))
     logits = np.einsum("btnh,bsnh->bnts", q, k) / math.sqrt(head_dim)
     logits = np.where(mask.astype(bool)[:, None, None, :], logits, -np.inf)
     probs = np.exp(logits - logits.max(-1, keepdims=True))

@@ -15,6 +15,7 @@ import tensorflow as tf
 import keras_bert
 from keras_bert.training import distribution
 from keras_bert.commands import distribution_arguments
+from keras_bert.training.layout_map import BERT_ACTIVATION_SHARDING
 from keras_bert.training.layout_map import BERT_SHARDING
 from keras_bert.training.layout_map import bert_layout_map
 from tests.test_case import TestCase
@@ -46,8 +47,9 @@ class BertLayoutMapTest(TestCase):
         for i in range(2):
             block = f"transformer_layer_{i}"
             expected.update({
-                f"{block}/attention/query_key_value/kernel": (None, "model"),
-                f"{block}/attention/query_key_value/bias": ("model",),
+                f"{block}/attention/query_key_value/kernel":
+                    (None, None, "model"),
+                f"{block}/attention/query_key_value/bias": (None, "model"),
                 f"{block}/attention/output_dense/kernel": ("model", None),
                 f"{block}/intermediate_dense/kernel": (None, "model"),
                 f"{block}/intermediate_dense/bias": ("model",),
@@ -62,14 +64,45 @@ class BertLayoutMapTest(TestCase):
                 self.assertEqual(len(sharded[weight.path]), len(weight.shape))
         self.assertEqual(len(BERT_SHARDING), 8)
 
-    def test_custom_model_axis_and_missing_axis(self):
+    def test_activations_are_whole_along_hidden(self):
+        layout_map = bert_layout_map(mesh())
+        for path in ("embeddings/output",
+                     "transformer_layer_1/attention/output_dense/output",
+                     "bert_backbone/transformer_layer_0/output_dense/output"):
+            self.assertEqual(layout_map[path].axes, ("batch", None, None))
+        for path in ("transformer_layer_0/attention/output",
+                     "transformer_layer_0/intermediate_dense/output"):
+            self.assertIsNone(layout_map[path])
+        self.assertEqual(len(BERT_ACTIVATION_SHARDING), 3)
+
+    def test_custom_axes_and_missing_axis(self):
         layout_map = bert_layout_map(mesh(axis_names=("data", "tp")), "tp")
         self.assertEqual(
             layout_map["x/transformer_layer_3/output_dense/kernel"].axes,
             ("tp", None),
         )
+        self.assertEqual(
+            layout_map["x/transformer_layer_3/output_dense/output"].axes,
+            ("data", None, None),
+        )
         with self.assertRaisesRegex(ValueError, "'model'"):
             bert_layout_map(mesh(axis_names=("data", "tp")))
+        one_axis = keras.distribution.DeviceMesh((8,), ("model",),
+                                                 [f"cpu:{i}" for i in range(8)])
+        self.assertEqual(
+            bert_layout_map(one_axis)["embeddings/output"].axes,
+            (None, None, None),
+        )
+        three_axes = mesh((2, 2, 2), ("replica", "data", "model"))
+        with self.assertRaisesRegex(ValueError, "pass data_axis="):
+            bert_layout_map(three_axes)
+        self.assertEqual(
+            bert_layout_map(three_axes, data_axis="data")[
+                "embeddings/output"].axes,
+            ("data", None, None),
+        )
+        with self.assertRaisesRegex(ValueError, "data_axis='model'"):
+            bert_layout_map(mesh(), data_axis="model")
 
 
 class ArgumentsTest(TestCase):

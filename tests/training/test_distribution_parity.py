@@ -358,12 +358,12 @@ def test_jax_data_and_model_parallel_match_one_device(tmp_path):
     qkv = "transformer_layer_0/attention/query_key_value/kernel"
     layouts = result["data_parallel_layouts"]
     assert layouts[qkv] == {
-        "spec": [None, None], "devices": 8, "shard_shape": [16, 48]
+        "spec": [None, None, None], "devices": 8, "shard_shape": [16, 3, 16]
     }
     for key in ("model_parallel_layouts", "single_to_mesh_layouts"):
         layouts = result[key]
         expected = {
-            qkv: ([None, "model"], [16, 12]),
+            qkv: ([None, None, "model"], [16, 3, 4]),
             "transformer_layer_1/attention/output_dense/kernel":
                 (["model", None], [4, 16]),
             "transformer_layer_1/intermediate_dense/kernel":

@@ -1,0 +1,66 @@
+"""The fused query/key/value projection of `MultiHeadSelfAttention`.
+
+Its kernel is `(hidden, 3, hidden)` and its bias `(3, hidden)`: q, k and v
+side by side on their own axis, so a split of the last axis over devices
+gives each device whole heads of all three (docs/distributed.md). It is the
+same GEMM as a `Dense` with a `(hidden, 3 * hidden)` kernel, which is what
+it was before: files written then hold the same numbers in the same order,
+one reshape apart, and their weights still load (an optimizer state saved
+with them, in a compiled `.keras` file or a pretraining checkpoint, does
+not: 0.1.0 is unreleased, so that format had no users).
+"""
+
+import keras
+import numpy as np
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class FusedQueryKeyValue(keras.layers.EinsumDense):
+    """`(batch, length, hidden)` -> `(batch, length, 3, hidden)`: q, k, v.
+
+    Args:
+        hidden_dim: int. Width of each of q, k and v.
+        **kwargs: passed to `keras.layers.EinsumDense` (initializers,
+            dtype, name).
+
+    Example:
+    >>> import numpy as np
+    >>> layer = FusedQueryKeyValue(hidden_dim=8)
+    >>> tuple(layer(np.zeros((2, 5, 8), "float32")).shape)
+    (2, 5, 3, 8)
+    >>> tuple(layer.kernel.shape), tuple(layer.bias.shape)
+    ((8, 3, 8), (3, 8))
+    """
+
+    def __init__(self, hidden_dim, **kwargs):
+        super().__init__(
+            "bld,dkh->blkh",
+            output_shape=(None, 3, hidden_dim),
+            bias_axes="kh",
+            **kwargs,
+        )
+        self.hidden_dim = hidden_dim
+
+    def load_own_variables(self, store):
+        store = {key: store[key] for key in store.keys()}
+        for key, variable in (("0", self._kernel), ("1", self.bias)):
+            if key in store:
+                store[key] = _unflatten(store[key], variable.shape)
+        super().load_own_variables(store)
+
+    def get_config(self):
+        config = super().get_config()
+        for key in ("equation", "output_shape", "bias_axes"):
+            config.pop(key)
+        config["hidden_dim"] = self.hidden_dim
+        return config
+
+
+def _unflatten(value, shape):
+    # Only the flat form of `shape` (its last two axes merged) is reshaped;
+    # anything else goes on to Keras' own shape check and error.
+    shape = tuple(shape)
+    if (len(shape) >= 2 and tuple(value.shape[:-1]) == shape[:-2]
+            and value.shape[-1] == shape[-2] * shape[-1]):
+        return np.reshape(value, shape)
+    return value
