@@ -22,6 +22,7 @@ import sys
 # are registered with it, before a compiled model's compile config loads.
 REGISTERED_CLASSES = {
     "BertEmbeddings": "keras_bert.layers.bert_embeddings",
+    "FusedQueryKeyValue": "keras_bert.layers.fused_query_key_value",
     "MaskedLMHead": "keras_bert.layers.masked_lm_head",
     "MultiHeadSelfAttention": "keras_bert.layers.multi_head_self_attention",
     "TransformerEncoderBlock": "keras_bert.layers.transformer_encoder_block",
