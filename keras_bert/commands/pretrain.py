@@ -6,6 +6,7 @@ pretrains a tiny BERT for a few minutes on a CPU and reports held-out
 accuracy next to baselines.
 """
 
+import json
 import time
 
 from keras_bert.commands.distribution_arguments import (
@@ -67,8 +68,10 @@ def add_parser(subparsers):
                         help="'budget' (default): chosen by measurement "
                         "for runs of minutes; 'bert': the paper's")
     recipe.add_argument("--config",
-                        help="tiny, mini, small, medium, base, large, or a "
-                        "preset directory to continue from (default: tiny)")
+                        help="tiny, mini, small, medium, base, large, a "
+                        "JSON object of BertBackbone arguments (e.g. "
+                        "'{\"num_layers\": 4, ...}'), or a preset directory "
+                        "to continue from (default: tiny)")
     recipe.add_argument("--minutes", type=float,
                         help="wall-clock budget of the whole run, set-up "
                         "and evaluation included (default 4); the steps "
@@ -112,6 +115,11 @@ def settings_from_args(args):
 
     given = {name: getattr(args, name) for name in _SETTING_FLAGS
              if getattr(args, name) is not None}
+    if str(given.get("config", "")).lstrip().startswith("{"):
+        try:
+            given["config"] = json.loads(given["config"])
+        except json.JSONDecodeError as error:
+            raise SystemExit(f"error: --config is not valid JSON: {error}")
     if args.steps is not None and args.minutes is None:
         given["minutes"] = None
     return PretrainingSettings(

@@ -8,7 +8,7 @@ RECIPES = {
     "budget": {
         "sequence_length": 128,
         "batch_size": 64,
-        "learning_rate": 2e-3,
+        "learning_rate": 1e-3,
         "warmup_fraction": 0.06,
         "dropout": 0.0,
         "mask_rate": 0.15,
