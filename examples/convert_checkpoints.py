@@ -28,7 +28,6 @@ from keras import ops
 from example_utils import write_metrics
 from keras_bert.checkpoints import detect_layout
 from keras_bert.checkpoints import export_to_huggingface
-from keras_bert.checkpoints import load_backbone
 from keras_bert.checkpoints import save_to_preset
 from keras_bert.models import BertBackbone
 from keras_bert.preprocessing import BertPreprocessor
@@ -68,7 +67,7 @@ def main():
     args = parser.parse_args()
 
     layout = detect_layout(args.source)
-    backbone = load_backbone(args.source)
+    backbone = BertBackbone.from_preset(args.source)
     tokenizer = BertTokenizer.from_preset(args.source)
     print(f"read a {layout} checkpoint: {backbone.num_layers} layers, "
           f"hidden {backbone.hidden_dim}, {backbone.count_params():,} "

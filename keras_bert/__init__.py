@@ -46,7 +46,7 @@ _LAZY = {
     "export_to_huggingface": "keras_bert.checkpoints.saving",
     "save_to_preset": "keras_bert.checkpoints.saving",
     "CheckpointError": "keras_bert.checkpoints.checkpoint_error",
-    "create_optimizer": "keras_bert.training.optimizers",
+    "create_optimizer": "keras_bert.optimizers.bert_optimizer",
     "fill_mask": "keras_bert.training.fill_mask",
     "plot_attention": "keras_bert.visualization.plot_attention",
     "attention_map": "keras_bert.visualization.plot_attention",

@@ -11,6 +11,8 @@ import argparse
 import importlib
 import sys
 
+from keras_bert.commands.quiet_logs import quiet_logs
+
 # Sub-command modules in the order `keras-bert --help` lists them.
 COMMANDS = (
     "demo",
@@ -54,8 +56,6 @@ def main(argv=None):
         return 0
     if args.verbose:
         return args.func(args) or 0
-    from keras_bert.commands.quiet_logs import quiet_logs
-
     with quiet_logs():
         return args.func(args) or 0
 

@@ -45,16 +45,24 @@ REGISTERED_CLASSES = {
         "keras_bert.preprocessing.tasks.bert_question_answerer_preprocessor",
     "BertMultipleChoicePreprocessor":
         "keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor",
-    "AdamW": "keras_bert.training.adamw",
-    "WarmupLinearDecay": "keras_bert.training.warmup_linear_decay",
+    "AdamW": "keras_bert.optimizers.adamw",
+    "WarmupLinearDecay": "keras_bert.optimizers.warmup_linear_decay",
 }
 
 
 def import_config_module(config):
-    """Imports the keras_bert module a serialized `config` names, if any."""
+    """Imports the keras_bert module a serialized `config` names, if any.
+
+    A module that has moved since the config was written is skipped: the
+    class is then found by its registered name (`REGISTERED_CLASSES`).
+    """
     module = config.get("module") or ""
     if module.startswith("keras_bert."):
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as error:
+            if not module.startswith(error.name or "\0"):
+                raise
     return config
 
 

@@ -124,9 +124,9 @@ class FreshProcessLoadTest(TestCase):
                              "keras_bert.models.bert_backbone")
             self.assertEqual(lines["classifier"][:3], [
                 "keras_bert.models.bert_classifier",
-                "keras_bert.training.adamw", "BertPreprocessor"])
+                "keras_bert.optimizers.adamw", "BertPreprocessor"])
             self.assertEqual(lines["question_answerer"][:2], [
                 "keras_bert.models.bert_question_answerer",
-                "keras_bert.training.adamw"])
+                "keras_bert.optimizers.adamw"])
             for name, fields in lines.items():
                 self.assertLess(float(fields[-1]), 1e-5, (first, name))

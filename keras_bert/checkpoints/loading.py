@@ -61,15 +61,9 @@ def read_bert_checkpoint(path, load_weights=True, allow_pickle=False):
     return _Checkpoint(config, state, origins)
 
 
-def _backbone_class():
-    from keras_bert.models.bert_backbone import BertBackbone
-
-    return BertBackbone
-
-
-def _split_kwargs(kwargs):
-    """Separates `BertBackbone` overrides from task constructor arguments."""
-    names = set(inspect.signature(_backbone_class().__init__).parameters)
+def _split_kwargs(backbone_class, kwargs):
+    """Separates backbone overrides from task constructor arguments."""
+    names = set(inspect.signature(backbone_class.__init__).parameters)
     names.discard("kwargs")
     backbone_kwargs = {k: v for k, v in kwargs.items() if k in names}
     task_kwargs = {k: v for k, v in kwargs.items() if k not in names}
@@ -134,11 +128,15 @@ def load_preset_model(path, load_weights=True, backbone_overrides=None,
     return model
 
 
-def load_backbone(path, load_weights=True, allow_pickle=False, strict=True,
-                  **kwargs):
-    """A `BertBackbone` from a HF, Google or keras_bert directory.
+def load_backbone(backbone_class, path, load_weights=True, allow_pickle=False,
+                  strict=True, **kwargs):
+    """A backbone from a HF, Google, keras_bert or keras-hub directory.
+
+    The model classes call this (`BertBackbone.from_preset`); they pass
+    themselves, so this package never imports the models it builds.
 
     Args:
+        backbone_class: the class to build, e.g. `keras_bert.BertBackbone`.
         path: str. The checkpoint directory (layout detected).
         load_weights: bool. Load weights (True) or build from config only.
         allow_pickle: bool. Permit PyTorch `.bin` weights (read with
@@ -150,7 +148,7 @@ def load_backbone(path, load_weights=True, allow_pickle=False, strict=True,
         model = load_preset_model(path, load_weights, backbone_overrides=kwargs)
         return getattr(model, "backbone", model)
     checkpoint = read_bert_checkpoint(path, load_weights, allow_pickle)
-    backbone = _backbone_class()(**_with_overrides(checkpoint.config, kwargs))
+    backbone = backbone_class(**_with_overrides(checkpoint.config, kwargs))
     if load_weights:
         load_state_into_model(backbone, checkpoint.state, checkpoint.origins,
                               strict=strict, source=path)
@@ -181,13 +179,15 @@ def load_task(task_cls, path, load_weights=True, allow_pickle=False,
     whole stored model is rebuilt.
 
     Args:
-        task_cls: the task class, e.g. `keras_bert.BertPretrainer`.
+        task_cls: the task class, e.g. `keras_bert.BertPretrainer`; its
+            `backbone_class` is the backbone built under the heads.
         path: str. The checkpoint directory.
         load_weights, allow_pickle, strict: as in `load_backbone`.
-        **kwargs: `BertBackbone` overrides and task constructor arguments
-            (told apart by the `BertBackbone` signature).
+        **kwargs: backbone overrides and task constructor arguments (told
+            apart by the backbone class's signature).
     """
-    backbone_kwargs, task_kwargs = _split_kwargs(kwargs)
+    backbone_class = task_cls.backbone_class
+    backbone_kwargs, task_kwargs = _split_kwargs(backbone_class, kwargs)
     if files.detect_layout(path) == files.KERAS_BERT:
         import keras
 
@@ -197,14 +197,15 @@ def load_task(task_cls, path, load_weights=True, allow_pickle=False,
         if isinstance(saved_cls, type) and issubclass(saved_cls, task_cls):
             return load_preset_model(path, load_weights, backbone_kwargs,
                                      task_kwargs)
-        backbone = load_backbone(path, load_weights, **backbone_kwargs)
+        backbone = load_backbone(backbone_class, path, load_weights,
+                                 **backbone_kwargs)
         logger.info("%s holds a %s; the %s heads start from their "
                     "initialization.", path, config.get("class_name"),
                     task_cls.__name__)
         return task_cls(backbone=backbone, **task_kwargs)
 
     checkpoint = read_bert_checkpoint(path, load_weights, allow_pickle)
-    backbone = _backbone_class()(
+    backbone = backbone_class(
         **_with_overrides(checkpoint.config, backbone_kwargs))
     task_kwargs = _infer_head_sizes(task_cls, task_kwargs, checkpoint.state)
     task = task_cls(backbone=backbone, **task_kwargs)

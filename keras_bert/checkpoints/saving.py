@@ -18,6 +18,7 @@ from keras_bert.checkpoints.weight_conversion import find_layer
 from keras_bert.checkpoints.weight_conversion import model_to_huggingface_state
 from keras_bert.checkpoints.preset_weights import save_preset_weights
 from keras_bert.file_swap import swap_in_directory
+from keras_bert.version import __version__
 
 
 @contextlib.contextmanager
@@ -77,8 +78,6 @@ def save_to_preset(model, preset_dir, tokenizer=None):
             model's preprocessor, if any.
     """
     import keras
-
-    from keras_bert.version import __version__
 
     tokenizer = _tokenizer_of(model, tokenizer)
     with atomic_directory(preset_dir) as staging:

@@ -41,6 +41,7 @@ def add_parser(subparsers):
 
 
 def _load_source(args, layout):
+    from keras_bert import BertBackbone
     from keras_bert import BertPretrainer
     from keras_bert import checkpoints
     from keras_bert.checkpoints.loading import read_bert_checkpoint
@@ -57,8 +58,9 @@ def _load_source(args, layout):
                 else "backbone")
     options = {"allow_pickle": args.allow_pickle, "strict": args.strict}
     if kind == "pretrainer":
-        return checkpoints.load_task(BertPretrainer, args.source, **options)
-    return checkpoints.load_backbone(args.source, **options)
+        return BertPretrainer.from_preset(args.source, preprocessor=None,
+                                          **options)
+    return BertBackbone.from_preset(args.source, **options)
 
 
 def _source_tokenizer(source):
@@ -76,10 +78,10 @@ def _max_abs_difference(model, output):
     import numpy as np
     from keras import ops
 
-    from keras_bert import checkpoints
+    from keras_bert import BertBackbone
 
     backbone = getattr(model, "backbone", model)
-    reloaded = checkpoints.load_backbone(output)
+    reloaded = BertBackbone.from_preset(output)
     rng = np.random.default_rng(0)
     length = min(16, backbone.max_sequence_length)
     inputs = {

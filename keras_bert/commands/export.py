@@ -52,13 +52,14 @@ def load_exportable(path):
 
     A `BertPretrainer` is replaced by its backbone, the part that serves.
     """
+    from keras_bert import BertBackbone
     from keras_bert import BertPretrainer
     from keras_bert import checkpoints
 
     if checkpoints.detect_layout(path) == "keras_bert":
         model = checkpoints.load_preset_model(path)
     else:
-        model = checkpoints.load_backbone(path)
+        model = BertBackbone.from_preset(path)
     if isinstance(model, BertPretrainer):
         print(f"{path} holds a BertPretrainer; exporting its backbone.")
         model = model.backbone

@@ -113,7 +113,7 @@ def _write_onnx(model, kind, path, overwrite, label_names, max_answer_length,
             "ONNX export needs the `tf2onnx` and `onnx` packages: "
             "pip install tf2onnx onnx"
         ) from error
-    from keras_bert.export import packed_serving
+    from keras_bert.export import packed_serving  # TensorFlow code
 
     specs = packed_serving.packed_input_signature(model, kind)
     signature = [specs[name] for name in packed_serving.PACKED_INPUTS]

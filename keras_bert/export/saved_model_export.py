@@ -85,7 +85,7 @@ def export_saved_model(
     }
     if include_preprocessing:
         # Check the text settings here, before any subprocess is started.
-        from keras_bert.export import text_serving
+        from keras_bert.export import text_serving  # TensorFlow code
 
         text_serving.text_input_names(kind, text_inputs)
         text_serving.text_settings(model, preprocessor, sequence_length)
@@ -104,6 +104,8 @@ def export_saved_model(
 def _write_saved_model(model, kind, path, overwrite, preprocessor,
                        include_preprocessing, text_inputs, sequence_length,
                        label_names, max_answer_length):
+    # TensorFlow code: imported when a model is exported, so that
+    # `import keras_bert.export` under JAX or PyTorch does not load it.
     from keras_bert.export import packed_serving
     from keras_bert.export import text_serving
 

@@ -6,7 +6,7 @@ process. So the model is saved as a keras_bert preset (its Keras config
 and `model.weights.h5`; Keras weights files do not depend on the backend)
 in a temporary directory, and
 
-    KERAS_BACKEND=tensorflow python -m keras_bert.export.tensorflow_route REQUEST.json
+    KERAS_BACKEND=tensorflow python -m keras_bert.export.export_worker REQUEST.json
 
 rebuilds it and runs the same export with the same options. The child
 sees no GPU (`CUDA_VISIBLE_DEVICES=""`): exporting is tracing and
@@ -22,7 +22,7 @@ import tempfile
 
 import keras
 
-from keras_bert.serialization import deserialize
+from keras_bert.checkpoints import save_to_preset
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -41,8 +41,6 @@ def export_in_tensorflow(artifact, model, path, overwrite, preprocessor,
             its Keras config.
         options: dict of the export function's other (JSON) arguments.
     """
-    from keras_bert.checkpoints import save_to_preset
-
     with tempfile.TemporaryDirectory(prefix="keras_bert_export-") as workdir:
         preset = os.path.join(workdir, "model")
         save_to_preset(model, preset)
@@ -63,7 +61,8 @@ def export_in_tensorflow(artifact, model, path, overwrite, preprocessor,
         env["PYTHONPATH"] = os.pathsep.join(
             filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
         result = subprocess.run(
-            [sys.executable, "-m", __name__, request_file],
+            [sys.executable, "-m", "keras_bert.export.export_worker",
+             request_file],
             env=env, capture_output=True, text=True,
         )
     if result.returncode != 0:
@@ -73,32 +72,3 @@ def export_in_tensorflow(artifact, model, path, overwrite, preprocessor,
             f"{result.returncode}). Its last output:\n"
             f"{result.stderr[-3000:]}"
         )
-
-
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if keras.config.backend() != "tensorflow":
-        raise SystemExit("Run with KERAS_BACKEND=tensorflow.")
-    with open(argv[0], encoding="utf-8") as f:
-        request = json.load(f)
-    from keras_bert.checkpoints import load_preset_model
-
-    model = load_preset_model(request["preset"])
-    preprocessor = request["preprocessor"]
-    if preprocessor is not None:
-        preprocessor = deserialize(preprocessor)
-    options = dict(request["options"], overwrite=request["overwrite"],
-                   verbose=False)
-    if request["artifact"] == "saved_model":
-        from keras_bert.export.saved_model_export import export_saved_model
-
-        export_saved_model(model, request["path"], preprocessor=preprocessor,
-                           **options)
-    else:
-        from keras_bert.export.onnx_export import export_onnx
-
-        export_onnx(model, request["path"], **options)
-
-
-if __name__ == "__main__":
-    main()

@@ -3,6 +3,8 @@ import os
 import keras
 from keras import ops
 
+from keras_bert.checkpoints.loading import load_backbone
+from keras_bert.checkpoints.saving import save_to_preset
 from keras_bert.configs import BACKBONE_CONFIGS
 from keras_bert.configs import get_backbone_config
 from keras_bert.layers.bert_embeddings import BertEmbeddings
@@ -238,9 +240,7 @@ class BertBackbone(keras.Model):
         if not os.path.isdir(preset):
             # Not a directory: it must be a size name (clear error if not).
             return cls(**{**get_backbone_config(preset), **kwargs})
-        from keras_bert.checkpoints import load_backbone
-
-        return load_backbone(preset, load_weights=load_weights, **kwargs)
+        return load_backbone(cls, preset, load_weights=load_weights, **kwargs)
 
     def save_to_preset(self, preset_dir):
         """Writes a keras_bert preset directory (config, weights, metadata).
@@ -250,8 +250,6 @@ class BertBackbone(keras.Model):
         `keras_bert.checkpoints.save_to_preset(model, dir, tokenizer=...)`
         to store one alongside.
         """
-        from keras_bert.checkpoints import save_to_preset
-
         save_to_preset(self, preset_dir)
 
     def predict_bucketed(self, x, batch_size=32, bucket_lengths=None):

@@ -4,6 +4,7 @@ import keras
 
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.models.task import Task
+from keras_bert.optimizers.bert_optimizer import create_optimizer
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -146,8 +147,6 @@ class BertPretrainer(Task):
             learning_rate: float. Peak learning rate for "auto".
             **kwargs: passed to `keras.Model.compile` (e.g. `jit_compile`).
         """
-        from keras_bert.training.optimizers import create_optimizer
-
         self._sized_compile = None
         if optimizer == "auto":
             if total_steps == "auto":

@@ -1,13 +1,10 @@
 import keras
 import numpy as np
 
+from keras_bert.labels import IGNORE_LABEL
 from keras_bert.models.finetuning_task import FinetuningTask
 from keras_bert.models.finetuning_task import float32_logits
 from keras_bert.models.finetuning_task import head_layers
-
-# Label id of positions left out of the loss and metrics: special tokens,
-# padding and every WordPiece of a word but its first.
-IGNORE_LABEL = -100
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")

@@ -3,7 +3,7 @@ import functools
 import keras
 
 from keras_bert.models.task import Task
-from keras_bert.training.finetune_recipe import finetune_optimizer
+from keras_bert.optimizers.finetune_recipe import finetune_optimizer
 
 
 def head_layers(backbone, units, dropout, name):
@@ -38,7 +38,7 @@ class FinetuningTask(Task):
     `compile()` with no arguments (which every fine-tuning task runs on
     construction) gives AdamW with a linear warmup over the first
     `warmup_ratio` of the run and linear decay to 0 (see
-    `keras_bert.training.finetune_recipe`), and the task's own loss and
+    `keras_bert.optimizers.finetune_recipe`), and the task's own loss and
     metrics (`default_loss()` / `default_metrics()` of each subclass). The
     run's length is taken from the first `fit` (epochs x batches per
     epoch) unless `num_train_steps` is given; when `fit` cannot know it (an

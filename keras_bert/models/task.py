@@ -4,6 +4,9 @@ import warnings
 
 import keras
 
+from keras_bert.checkpoints.loading import load_task
+from keras_bert.checkpoints.saving import save_to_preset
+from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.serialization import deserialize
 
 
@@ -47,6 +50,8 @@ class Task(keras.Model):
     `from_preset` and `save_to_preset`.
     """
 
+    # The backbone `from_preset` builds under the heads.
+    backbone_class = BertBackbone
     # Dotted path of the preprocessor `from_preset` attaches (TensorFlow
     # code, so it is imported only when one is built).
     preprocessor_class = (
@@ -114,8 +119,6 @@ class Task(keras.Model):
             **kwargs: `BertBackbone` overrides (e.g. `dropout`, `dtype`)
                 and task arguments (e.g. `num_classes`).
         """
-        from keras_bert.checkpoints import load_task
-
         model = load_task(cls, preset, load_weights=load_weights, **kwargs)
         if preprocessor == "auto":
             preprocessor = model._preset_preprocessor(preset, sequence_length)
@@ -123,6 +126,7 @@ class Task(keras.Model):
         return model
 
     def _preset_preprocessor(self, preset, sequence_length):
+        # In the preprocessing package: TensorFlow, imported when needed.
         from keras_bert.preprocessing.vocabulary_io import has_vocabulary
 
         stored = self.preprocessor
@@ -150,8 +154,6 @@ class Task(keras.Model):
 
     def save_to_preset(self, preset_dir):
         """Writes a keras_bert preset directory (config, weights, vocab)."""
-        from keras_bert.checkpoints import save_to_preset
-
         save_to_preset(self, preset_dir)
 
     def _takes_raw_input(self):

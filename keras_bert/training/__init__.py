@@ -1,15 +1,18 @@
-"""Pretraining: optimizer and schedule, data pipeline, callbacks, evaluation.
+"""Training: the pretraining pipeline, callbacks, evaluation, distribution.
 
-Names are imported on first use: `keras_bert.models` needs the optimizer
-(keras only) without loading the TensorFlow data pipeline.
+Names are imported on first use, so that naming one does not load the
+TensorFlow data pipeline. The optimizers live in `keras_bert.optimizers`
+(the task models compile with them); their names are importable from
+here too.
 """
 
 import importlib
 
 _EXPORTS = {
-    "AdamW": "adamw",
-    "WarmupLinearDecay": "warmup_linear_decay",
-    "create_optimizer": "optimizers",
+    # Moved to keras_bert.optimizers; still importable from here.
+    "AdamW": "keras_bert.optimizers.adamw",
+    "WarmupLinearDecay": "keras_bert.optimizers.warmup_linear_decay",
+    "create_optimizer": "keras_bert.optimizers.bert_optimizer",
     "TextCorpus": "pretraining.text_corpus",
     "python_docs_documents": "pretraining.python_docs_corpus",
     "write_sentences_file": "pretraining.python_docs_corpus",
@@ -26,6 +29,8 @@ _EXPORTS = {
     "evaluate_pretraining": "pretraining.pretraining_evaluation",
     "fill_mask": "fill_mask",
     "PretrainingJob": "pretraining.pretraining_job",
+    "PretrainingSettings": "pretraining.pretraining_settings",
+    "StepBudget": "pretraining.step_budget",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -34,5 +39,8 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name):
     if name not in _EXPORTS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(f"{__name__}.{_EXPORTS[name]}")
+    path = _EXPORTS[name]
+    if not path.startswith("keras_bert."):
+        path = f"{__name__}.{path}"
+    module = importlib.import_module(path)
     return getattr(module, name)

@@ -8,7 +8,7 @@ import pytest
 
 import keras_bert
 from keras_bert.checkpoints import CheckpointError
-from keras_bert.checkpoints import load_backbone
+from keras_bert import checkpoints
 from keras_bert.checkpoints import load_checkpoint_weights
 from keras_bert.checkpoints.config_conversion import (
     backbone_kwargs_from_bert_config,
@@ -16,6 +16,10 @@ from keras_bert.checkpoints.config_conversion import (
 from tests.checkpoints import reference_checkpoints as ref
 from tests.test_case import TestCase
 from tests.test_case import to_numpy
+
+
+def load_backbone(path, **kwargs):
+    return checkpoints.load_backbone(keras_bert.BertBackbone, path, **kwargs)
 
 
 def edit_json(filename, **changes):

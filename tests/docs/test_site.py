@@ -49,6 +49,7 @@ def test_api_reference_covers_subpackages():
     import keras_bert.export
     import keras_bert.layers
     import keras_bert.metrics
+    import keras_bert.optimizers
     import keras_bert.preprocessing
     import keras_bert.preprocessing.tasks
     import keras_bert.training
@@ -60,7 +61,7 @@ def test_api_reference_covers_subpackages():
                            if n not in documented]
         for package in (keras_bert.checkpoints, keras_bert.export,
                         keras_bert.layers, keras_bert.metrics,
-                        keras_bert.preprocessing,
+                        keras_bert.optimizers, keras_bert.preprocessing,
                         keras_bert.preprocessing.tasks,
                         keras_bert.training, keras_bert.visualization)
     }

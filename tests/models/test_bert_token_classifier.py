@@ -1,7 +1,7 @@
 import numpy as np
 
 from keras_bert import BertTokenClassifier
-from keras_bert.models.bert_token_classifier import IGNORE_LABEL
+from keras_bert.labels import IGNORE_LABEL
 from keras_bert.preprocessing import BertTokenizer
 from keras_bert.preprocessing.tasks import BertTokenClassifierPreprocessor
 from tests.models.test_bert_classifier import packed

@@ -2,7 +2,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.models.bert_token_classifier import IGNORE_LABEL
+from keras_bert.labels import IGNORE_LABEL
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
 from keras_bert.preprocessing.preprocessor import Preprocessor
 

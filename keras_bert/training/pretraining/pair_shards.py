@@ -24,6 +24,7 @@ import zlib
 import tensorflow as tf
 
 from keras_bert.checkpoints.saving import atomic_directory
+from keras_bert.training.pretraining.pretraining_data import pair_dataset
 
 MANIFEST = "shards.json"
 _FORMAT = "keras_bert.pair_shards"
@@ -158,7 +159,6 @@ def write_corpus_shards(
     Returns:
         The manifest dict.
     """
-    from keras_bert.training.pretraining.pretraining_data import pair_dataset
 
     if passes < 1:
         raise ValueError(f"passes must be >= 1; got {passes}.")

@@ -6,6 +6,8 @@ import random
 import numpy as np
 from keras import ops
 
+from keras_bert.training.fill_mask import fill_mask
+
 
 def unigram_counts(token_ids, vocabulary_size, special_token_ids=()):
     """Counts token ids over training text: the unigram baseline's model.
@@ -133,8 +135,6 @@ def fill_mask_examples(model, tokenizer, documents, count=5, seed=0):
         (the top five `(token, probability)` pairs), `correct` (top-1 hit)
         and `rank` (the answer's place among the predictions, or None).
     """
-    from keras_bert.training.fill_mask import fill_mask
-
     vocabulary = set(tokenizer.get_vocabulary())
     lowercase = tokenizer.lowercase
     candidates = [sentence.split() for document in documents

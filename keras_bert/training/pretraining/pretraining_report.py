@@ -9,6 +9,7 @@ import os
 
 import keras
 
+from keras_bert.checkpoints.saving import save_to_preset
 from keras_bert.training.loss_curves import plot_loss_curves
 from keras_bert.training.loss_curves import read_metrics
 from keras_bert.training.pretraining.pretraining_data import batch_pairs
@@ -84,8 +85,6 @@ def write_final_model(model, tokenizer, output_dir, title, results=None):
     Returns:
         True when the plot was written (it needs matplotlib and logs).
     """
-    from keras_bert.checkpoints import save_to_preset
-
     save_to_preset(model, os.path.join(output_dir, "model"),
                    tokenizer=tokenizer)
     baselines = {"nsp_accuracy": 0.5}

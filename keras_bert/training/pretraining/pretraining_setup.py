@@ -13,6 +13,13 @@ import random
 
 import keras
 
+from keras_bert.configs import BACKBONE_CONFIGS
+from keras_bert.configs import get_backbone_config
+from keras_bert.models.bert_backbone import BertBackbone
+from keras_bert.models.bert_pretrainer import BertPretrainer
+from keras_bert.optimizers.bert_optimizer import create_optimizer
+from keras_bert.preprocessing import BertTokenizer
+from keras_bert.preprocessing import train_vocabulary
 from keras_bert.training.pretraining.pair_shards import MANIFEST
 from keras_bert.training.pretraining.pair_shards import read_pair_shards
 from keras_bert.training.pretraining.pair_shards import shard_manifest
@@ -190,9 +197,6 @@ def load_vocabulary(settings, corpus, output_dir, print_fn):
     A learned vocabulary is written to `output_dir/vocab.txt` (and reused
     from there); a given one is copied into `output_dir`.
     """
-    from keras_bert.preprocessing import BertTokenizer
-    from keras_bert.preprocessing import train_vocabulary
-
     vocabulary = settings.vocabulary
     vocabulary_size = settings.vocabulary_size
     lowercase = settings.lowercase
@@ -238,11 +242,6 @@ def build_pretrainer(settings, vocabulary_size, steps):
     vocabulary's size, room for `settings.sequence_length` positions and
     the recipe's dropout; the schedule spans `steps` global steps.
     """
-    from keras_bert.configs import BACKBONE_CONFIGS
-    from keras_bert.configs import get_backbone_config
-    from keras_bert.models.bert_backbone import BertBackbone
-    from keras_bert.models.bert_pretrainer import BertPretrainer
-
     config = settings.config
     keras.utils.set_random_seed(settings.seed)
     if isinstance(config, dict) or config in BACKBONE_CONFIGS:
@@ -278,8 +277,6 @@ def build_pretrainer(settings, vocabulary_size, steps):
 
 def compile_pretrainer(model, settings, steps):
     """Compiles `model` with a fresh optimizer whose schedule spans `steps`."""
-    from keras_bert.training.optimizers import create_optimizer
-
     warmup = settings.warmup_steps
     if warmup is None:
         warmup = max(1, round(settings.warmup_fraction * steps))

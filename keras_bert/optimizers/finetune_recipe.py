@@ -7,7 +7,7 @@ linearly to 0 at the last step, and the gradient's global norm clipped to
 1.0. The task models' default `compile()` uses `finetune_optimizer`.
 """
 
-from keras_bert.training.optimizers import create_optimizer
+from keras_bert.optimizers.bert_optimizer import create_optimizer
 
 
 def finetune_optimizer(
@@ -30,7 +30,7 @@ def finetune_optimizer(
         global_clipnorm: float or None. Clip the gradients' global norm.
 
     Returns:
-        A `keras_bert.training.adamw.AdamW` on a `WarmupLinearDecay`
+        A `keras_bert.optimizers.adamw.AdamW` on a `WarmupLinearDecay`
         schedule.
 
     Example:

@@ -3,9 +3,9 @@ import numpy as np
 
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
-from keras_bert.training.adamw import AdamW
-from keras_bert.training.optimizers import create_optimizer
-from keras_bert.training.warmup_linear_decay import WarmupLinearDecay
+from keras_bert.optimizers.adamw import AdamW
+from keras_bert.optimizers.bert_optimizer import create_optimizer
+from keras_bert.optimizers.warmup_linear_decay import WarmupLinearDecay
 from tests.test_case import TestCase
 
 

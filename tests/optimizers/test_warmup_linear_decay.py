@@ -1,7 +1,7 @@
 import keras
 import numpy as np
 
-from keras_bert.training.warmup_linear_decay import WarmupLinearDecay
+from keras_bert.optimizers.warmup_linear_decay import WarmupLinearDecay
 from tests.test_case import TestCase
 
 

@@ -1,8 +1,8 @@
 import keras
 import numpy as np
 
-from keras_bert.training.adamw import AdamW
-from keras_bert.training.optimizers import create_optimizer
+from keras_bert.optimizers.adamw import AdamW
+from keras_bert.optimizers.bert_optimizer import create_optimizer
 from tests.test_case import TestCase
 
 

@@ -2,8 +2,8 @@
 
 import keras
 
-from keras_bert.training.adamw import AdamW
-from keras_bert.training.warmup_linear_decay import WarmupLinearDecay
+from keras_bert.optimizers.adamw import AdamW
+from keras_bert.optimizers.warmup_linear_decay import WarmupLinearDecay
 
 # Variable names kept out of weight decay, as in the original BERT:
 # LayerNorm scale and offset, and every bias (including the MLM output_bias).
@@ -25,7 +25,7 @@ def create_optimizer(
     """Builds BERT's pretraining optimizer.
 
     AdamW (beta_2 0.999, epsilon 1e-6 added after the bias correction as
-    in PyTorch, `keras_bert.training.adamw.AdamW`) with decoupled weight
+    in PyTorch, `keras_bert.optimizers.adamw.AdamW`) with decoupled weight
     decay that skips LayerNorm weights and biases, the gradient clipped to
     a global norm, on a `WarmupLinearDecay` schedule. `optimizer="lamb"`
     gives LAMB (layer-wise trust ratios, for large batches) with the same

@@ -1,0 +1,38 @@
+"""The TensorFlow side of `tensorflow_route`: rebuilds a preset and runs
+the export it was asked for.
+
+    KERAS_BACKEND=tensorflow python -m keras_bert.export.export_worker REQUEST.json
+"""
+
+import json
+import sys
+
+import keras
+
+from keras_bert.checkpoints import load_preset_model
+from keras_bert.export.onnx_export import export_onnx
+from keras_bert.export.saved_model_export import export_saved_model
+from keras_bert.serialization import deserialize
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if keras.config.backend() != "tensorflow":
+        raise SystemExit("Run with KERAS_BACKEND=tensorflow.")
+    with open(argv[0], encoding="utf-8") as f:
+        request = json.load(f)
+    model = load_preset_model(request["preset"])
+    preprocessor = request["preprocessor"]
+    if preprocessor is not None:
+        preprocessor = deserialize(preprocessor)
+    options = dict(request["options"], overwrite=request["overwrite"],
+                   verbose=False)
+    if request["artifact"] == "saved_model":
+        export_saved_model(model, request["path"], preprocessor=preprocessor,
+                           **options)
+    else:
+        export_onnx(model, request["path"], **options)
+
+
+if __name__ == "__main__":
+    main()
