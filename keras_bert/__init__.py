@@ -15,6 +15,7 @@ from keras_bert.models.bert_classifier import BertClassifier
 from keras_bert.models.bert_multiple_choice import BertMultipleChoice
 from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.models.bert_question_answerer import BertQuestionAnswerer
+from keras_bert.models.bert_text_embedder import BertTextEmbedder
 from keras_bert.models.bert_token_classifier import BertTokenClassifier
 from keras_bert.version import __version__
 
@@ -33,6 +34,10 @@ _LAZY = {
         "keras_bert.preprocessing.tasks.bert_question_answerer_preprocessor",
     "BertMultipleChoicePreprocessor":
         "keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor",
+    "BertTextEmbedderPreprocessor":
+        "keras_bert.preprocessing.tasks.bert_text_embedder_preprocessor",
+    "MultipleNegativesRankingLoss":
+        "keras_bert.training.multiple_negatives_ranking_loss",
     "export_saved_model": "keras_bert.export.saved_model_export",
     "export_onnx": "keras_bert.export.onnx_export",
     "export_to_huggingface": "keras_bert.checkpoints.saving",
@@ -53,6 +58,7 @@ __all__ = sorted(
         "BertMultipleChoice",
         "BertPretrainer",
         "BertQuestionAnswerer",
+        "BertTextEmbedder",
         "BertTokenClassifier",
         "__version__",
     ]

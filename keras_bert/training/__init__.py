@@ -26,6 +26,7 @@ _EXPORTS = {
     "evaluate_pretraining": "pretraining_evaluation",
     "fill_mask": "fill_mask",
     "PretrainingJob": "pretraining_job",
+    "MultipleNegativesRankingLoss": "multiple_negatives_ranking_loss",
 }
 
 __all__ = sorted(_EXPORTS)

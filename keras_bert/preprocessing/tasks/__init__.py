@@ -1,5 +1,5 @@
 """Task preprocessing for fine-tuning: token tagging, extractive QA,
-multiple choice, data-file readers, and the `tf.data` feeding of raw input.
+multiple choice, sentence embeddings, data-file readers, and the `tf.data` feeding of raw input.
 
 Sentence and sentence-pair classification use
 `keras_bert.BertPreprocessor` directly.
@@ -11,6 +11,9 @@ from keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor import (
 )
 from keras_bert.preprocessing.tasks.bert_question_answerer_preprocessor import (
     BertQuestionAnswererPreprocessor,
+)
+from keras_bert.preprocessing.tasks.bert_text_embedder_preprocessor import (
+    BertTextEmbedderPreprocessor,
 )
 from keras_bert.preprocessing.tasks.bert_token_classifier_preprocessor import (
     BertTokenClassifierPreprocessor,

@@ -1,0 +1,211 @@
+import warnings
+
+import keras
+import numpy as np
+from keras import ops
+
+from keras_bert.layers.sentence_pooling import SentencePooling
+from keras_bert.models.bucketed_inference import predict_bucketed
+from keras_bert.models.finetuning_task import FinetuningTask
+
+# Texts packed at a time by `encode`: bounds the memory of the packed ids
+# (rows are sorted by length within a chunk only).
+ENCODE_CHUNK = 8192
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertTextEmbedder(FinetuningTask):
+    """Sentence embeddings (bi-encoder): texts in, one vector per text out.
+
+    The backbone encodes each text as `[CLS] text [SEP]`; `SentencePooling`
+    turns its last-layer vectors into one (mean over the real tokens,
+    [CLS] or max) and L2-normalizes it, so a dot product of two vectors is
+    their cosine similarity. `from_preset` reads sentence-transformers
+    directories (`modules.json` with Transformer, Pooling and Normalize
+    modules), so all-MiniLM-L6-v2 gives the vectors
+    `SentenceTransformer(dir).encode` gives.
+
+    Inputs: the backbone's dict (one text a row) -> `(batch, dim)` float32;
+    or a tuple of such dicts (anchor, positive, negatives...) ->
+    `(batch, columns, dim)`, which is what contrastive training feeds to
+    `MultipleNegativesRankingLoss` (the default loss of `compile()`).
+
+    With a `BertTextEmbedderPreprocessor`, `encode(texts)` is the fast path
+    (length buckets, progress bar), `predict(texts)` works on strings and
+    `fit((queries, passages))` (lists or a `tf.data` dataset of string
+    pairs) trains with in-batch negatives.
+
+    An empty string is packed as `[CLS] [SEP]` and embeds to the pooled,
+    normalized vector of those two tokens (what sentence-transformers gives
+    for ""); a text longer than the preprocessor's `sequence_length` is
+    truncated, and `encode` warns with the number of such texts.
+
+    Args:
+        backbone: `keras_bert.BertBackbone`.
+        pooling: str. "mean", "cls" or "max".
+        normalize: bool. L2-normalize the vectors.
+        preprocessor: optional `BertTextEmbedderPreprocessor`.
+
+    Example:
+    >>> import numpy as np
+    >>> backbone = keras_bert.BertBackbone(vocabulary_size=100, num_layers=2,
+    ...     num_heads=2, hidden_dim=16, intermediate_dim=32)
+    >>> embedder = BertTextEmbedder(backbone, pooling="mean")
+    >>> vectors = embedder({"token_ids": np.array([[2, 8, 9, 3]]),
+    ...                     "segment_ids": np.zeros((1, 4), "int32"),
+    ...                     "padding_mask": np.ones((1, 4), "int32")})
+    >>> tuple(vectors.shape)
+    (1, 16)
+    >>> round(float(np.linalg.norm(keras.ops.convert_to_numpy(vectors))), 4)
+    1.0
+    """
+
+    def __init__(self, backbone, pooling="mean", normalize=True,
+                 preprocessor=None, **kwargs):
+        # === Layers ===
+        sentence_pooling = SentencePooling(
+            mode=pooling, normalize=normalize, dtype="float32",
+            name="sentence_pooling")
+        # === Model ===
+        # A subclassed model: a tuple of texts (anchor, positive, ...) runs
+        # each column at its own padded length, which one Functional
+        # graph with a fixed input structure could not.
+        super().__init__(backbone=backbone, preprocessor=preprocessor,
+                         **kwargs)
+        self.sentence_pooling = sentence_pooling
+        self.built = True
+        # === Config ===
+        self.pooling = pooling
+        self.normalize = normalize
+
+    def call(self, inputs, training=False):
+        if isinstance(inputs, dict):
+            return self._embed(inputs, training)
+        return ops.stack([self._embed(column, training) for column in inputs],
+                         axis=1)
+
+    def _embed(self, inputs, training):
+        outputs = self.backbone(inputs, training=training)
+        return self.sentence_pooling(outputs["sequence_output"],
+                                     inputs["padding_mask"])
+
+    def encode(self, texts, batch_size=32, verbose="auto",
+               bucket_lengths=None):
+        """Vectors of many texts, fast: sorted by length, bucketed batches.
+
+        Texts are tokenized together, sorted by length and run in batches
+        cut to the shortest bucket that holds them (see
+        `BertBackbone.predict_bucketed`), so short texts do not pay for
+        long ones and compiled backends see few shapes.
+
+        Args:
+            texts: str or list of str.
+            batch_size: int. Texts per model call.
+            verbose: "auto", 0 or 1. Progress bar ("auto": when there is
+                more than one batch).
+            bucket_lengths: list of int or None. Allowed padded lengths
+                (default: multiples of 16 to 128, then of 128).
+
+        Returns:
+            float32 NumPy array `(len(texts), dim)`, in input order; `(dim,)`
+            for a single string. Texts longer than the preprocessor's
+            `sequence_length` are truncated, with one warning that counts
+            them.
+        """
+        if self.preprocessor is None:
+            raise ValueError(
+                "BertTextEmbedder.encode needs a preprocessor (attach a "
+                "BertTextEmbedderPreprocessor, or load with from_preset).")
+        single = isinstance(texts, str)
+        texts = [texts] if single else list(texts)
+        for index, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(
+                    f"encode takes strings; text {index} is a "
+                    f"{type(text).__name__} ({text!r:.40}).")
+        if verbose == "auto":
+            verbose = int(len(texts) > batch_size)
+        progress = keras.utils.Progbar(len(texts), unit_name="text") if (
+            verbose and texts) else None
+        dim = self.backbone.hidden_dim
+        vectors, truncated = [np.zeros((0, dim), "float32")], 0
+        for start in range(0, len(texts), ENCODE_CHUNK):
+            packed, chunk_truncated = self.preprocessor.pack_texts(
+                texts[start:start + ENCODE_CHUNK])
+            truncated += chunk_truncated
+            vectors.append(predict_bucketed(
+                self, packed, batch_size=batch_size,
+                bucket_lengths=bucket_lengths, progress=progress))
+        if truncated:
+            warnings.warn(
+                f"{truncated} of {len(texts)} texts were longer than "
+                f"sequence_length={self.preprocessor.sequence_length} tokens "
+                "and were truncated.", stacklevel=2)
+        vectors = np.concatenate(vectors).astype("float32")
+        return vectors[0] if single else vectors
+
+    def default_loss(self):
+        from keras_bert.training.multiple_negatives_ranking_loss import (
+            MultipleNegativesRankingLoss,
+        )
+
+        return MultipleNegativesRankingLoss()
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, **kwargs):
+        """An embedder from a sentence-transformers, HF, Google or keras_bert
+        directory.
+
+        A sentence-transformers directory (`modules.json`) sets `pooling`,
+        `normalize`, the sequence length (`sentence_bert_config.json`) and
+        where the BERT weights are; a module other than Transformer,
+        Pooling and Normalize is refused by name. Other directories give
+        mean pooling with normalization unless `pooling`/`normalize` are
+        passed. A preprocessor is attached when the directory has a
+        vocabulary.
+
+        Args:
+            preset: str. The directory.
+            load_weights: bool. Load the weights.
+            **kwargs: `BertBackbone` overrides and constructor arguments
+                (`pooling`, `normalize`, `preprocessor`), and
+                `sequence_length` for the preprocessor.
+        """
+        from keras_bert.checkpoints import load_task
+        from keras_bert.checkpoints.sentence_transformers_config import (
+            read_sentence_transformers_config,
+        )
+        from keras_bert.preprocessing.vocabulary_io import has_vocabulary
+
+        sequence_length = kwargs.pop("sequence_length", None)
+        config = read_sentence_transformers_config(preset)
+        directory = preset
+        if config is not None:
+            directory = config.transformer_dir
+            kwargs.setdefault("pooling", config.pooling)
+            kwargs.setdefault("normalize", config.normalize)
+            sequence_length = sequence_length or config.max_seq_length
+        model = load_task(cls, directory, load_weights=load_weights,
+                          **kwargs)
+        if config is not None:
+            config.check_dimension(model.backbone.hidden_dim)
+        if model.preprocessor is None and has_vocabulary(directory):
+            from keras_bert.preprocessing.tasks import (
+                BertTextEmbedderPreprocessor,
+            )
+
+            lowercase = {"lowercase": True} if config and config.lowercase else {}
+            preprocessor = BertTextEmbedderPreprocessor.from_preset(
+                directory, sequence_length, **lowercase)
+            # As sentence-transformers, never past the learned positions.
+            limit = model.backbone.max_sequence_length
+            if preprocessor.sequence_length > limit:
+                preprocessor = BertTextEmbedderPreprocessor(
+                    preprocessor.tokenizer, sequence_length=limit)
+            model.preprocessor = preprocessor
+        return model
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(pooling=self.pooling, normalize=self.normalize)
+        return config
