@@ -12,6 +12,7 @@ from keras_bert import layers
 from keras_bert.configs import BACKBONE_CONFIGS
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_classifier import BertClassifier
+from keras_bert.models.bert_cross_encoder import BertCrossEncoder
 from keras_bert.models.bert_multiple_choice import BertMultipleChoice
 from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.models.bert_question_answerer import BertQuestionAnswerer
@@ -34,6 +35,8 @@ _LAZY = {
         "keras_bert.preprocessing.tasks.bert_question_answerer_preprocessor",
     "BertMultipleChoicePreprocessor":
         "keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor",
+    "BertCrossEncoderPreprocessor":
+        "keras_bert.preprocessing.tasks.bert_cross_encoder_preprocessor",
     "BertTextEmbedderPreprocessor":
         "keras_bert.preprocessing.tasks.bert_text_embedder_preprocessor",
     "MultipleNegativesRankingLoss":
@@ -55,6 +58,7 @@ __all__ = sorted(
         "BACKBONE_CONFIGS",
         "BertBackbone",
         "BertClassifier",
+        "BertCrossEncoder",
         "BertMultipleChoice",
         "BertPretrainer",
         "BertQuestionAnswerer",

@@ -40,6 +40,9 @@ class BertTextEmbedder(FinetuningTask):
     for ""); a text longer than the preprocessor's `sequence_length` is
     truncated, and `encode` warns with the number of such texts.
 
+    The backbone's [CLS] pooler (`backbone.pooler`) plays no part and is
+    made non-trainable.
+
     Args:
         backbone: `keras_bert.BertBackbone`.
         pooling: str. "mean", "cls" or "max".
@@ -73,6 +76,10 @@ class BertTextEmbedder(FinetuningTask):
         super().__init__(backbone=backbone, preprocessor=preprocessor,
                          **kwargs)
         self.sentence_pooling = sentence_pooling
+        # The tanh pooler is not part of an embedding (sentence-transformers
+        # never trains it either); frozen, it gets no "missing gradient"
+        # warnings and no weight decay.
+        backbone.pooler.trainable = False
         self.built = True
         # === Config ===
         self.pooling = pooling
