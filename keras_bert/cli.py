@@ -18,6 +18,8 @@ COMMANDS = (
     "evaluate",
     "convert",
     "export",
+    "embed",
+    "search",
 )
 
 
