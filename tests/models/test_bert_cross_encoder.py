@@ -16,9 +16,13 @@ from tests.test_case import to_numpy
 
 
 def cross_encoder(objective="pointwise", sequence_length=12):
+    # A wide initialization: at BERT's 0.02 the random block barely
+    # changes the residual stream, so [CLS] (and every score) starts out
+    # the same for every pair and the tiny model learns very slowly.
     backbone = BertBackbone(vocabulary_size=len(VOCABULARY), num_layers=1,
                             num_heads=2, hidden_dim=16, intermediate_dim=32,
-                            max_sequence_length=16, dropout=0.0)
+                            max_sequence_length=16, dropout=0.0,
+                            initializer_range=0.2)
     return BertCrossEncoder(
         backbone, objective=objective, dropout=0.0,
         preprocessor=BertCrossEncoderPreprocessor(
@@ -46,30 +50,35 @@ class BertCrossEncoderTest(TestCase):
 
     def test_pointwise_fit_then_rerank(self):
         model = cross_encoder()
-        model.compile(learning_rate=1e-2)
+        model.compile(learning_rate=5e-3)
         self.assertIsInstance(model.loss, keras.losses.BinaryCrossentropy)
+        # Each query with its own passage (1) and the next one (0); the
+        # few pairs are learned by heart.
         queries = QUERIES * 2
         passages = PASSAGES + shifted(PASSAGES)
         labels = np.array([1.0] * 4 + [0.0] * 4)
-        history = model.fit((queries * 8, passages * 8), np.tile(labels, 8),
-                            batch_size=8, epochs=4, verbose=0)
+        history = model.fit((queries, passages), labels, batch_size=8,
+                            epochs=30, verbose=0)
         self.assertLess(history.history["loss"][-1],
                         0.5 * history.history["loss"][0])
         for index, query in enumerate(QUERIES):
-            order, scores = model.rerank(query, PASSAGES, top_k=2)
-            self.assertEqual(int(order[0]), index)
-            self.assertGreaterEqual(scores[0], scores[1])
+            order, scores = model.rerank(query, [PASSAGES[index],
+                                                 shifted(PASSAGES)[index]])
+            self.assertEqual(order.tolist(), [0, 1])
+            self.assertGreater(scores[0], scores[1])
 
     def test_listwise_fit_picks_the_relevant_passage(self):
         model = cross_encoder(objective="listwise")
-        model.compile(learning_rate=1e-2)
+        model.compile(learning_rate=5e-3)
         self.assertIsInstance(model.loss,
                               keras.losses.SparseCategoricalCrossentropy)
         groups = [[shifted(PASSAGES, 1)[i], PASSAGES[i],
                    shifted(PASSAGES, 2)[i]] for i in range(4)]
-        history = model.fit((QUERIES * 8, groups * 8), np.ones(32, "int32"),
-                            batch_size=4, epochs=4, verbose=0)
-        self.assertGreater(history.history["accuracy"][-1], 0.9)
+        history = model.fit((QUERIES, groups), np.ones(4, "int32"),
+                            batch_size=4, epochs=30, verbose=0)
+        self.assertLess(history.history["loss"][-1],
+                        0.5 * history.history["loss"][0])
+        self.assertEqual(history.history["accuracy"][-1], 1.0)
 
     def test_score_matches_the_model_and_checks_lengths(self):
         model = cross_encoder()
