@@ -28,7 +28,7 @@ import itertools
 import json
 import os
 
-from keras_bert.training.pretraining_job import PretrainingJob
+from keras_bert.training.pretraining.pretraining_job import PretrainingJob
 
 
 def corpus_files(data, max_lines, output):

@@ -25,6 +25,9 @@ _LAZY = {
     "BertTokenizer": "keras_bert.preprocessing.bert_tokenizer",
     "BertPacker": "keras_bert.preprocessing.bert_packer",
     "BertPreprocessor": "keras_bert.preprocessing.bert_preprocessor",
+    "BertMaskedLMPreprocessor":
+        "keras_bert.preprocessing.bert_masked_lm_preprocessor",
+    "Preprocessor": "keras_bert.preprocessing.preprocessor",
     "MaskedLMMasker": "keras_bert.preprocessing.masked_lm_masker",
     "NextSentencePairBuilder":
         "keras_bert.preprocessing.next_sentence_pair_builder",

@@ -1,8 +1,8 @@
 """Checkpoint loading, conversion, presets and export.
 
-Reads three directory layouts (Hugging Face, original Google TF, keras_bert
-presets), writes keras_bert presets and Hugging Face directories. See
-docs/checkpoints.md.
+Reads four directory layouts (Hugging Face, original Google TF, keras_bert
+presets, keras-hub BERT presets), writes keras_bert presets and Hugging Face
+directories. See docs/checkpoints.md.
 """
 
 from keras_bert.checkpoints.checkpoint_error import CheckpointError

@@ -1,6 +1,6 @@
 """Finding and reading checkpoint files, with errors that say what is wrong.
 
-Three directory layouts are recognised (see `detect_layout`). Readers
+Four directory layouts are recognised (see `detect_layout`). Readers
 return `{name: numpy array}` as stored; renaming and reshaping happen in
 `name_mapping` and `weight_conversion`.
 """
@@ -17,6 +17,10 @@ from keras_bert.checkpoints.checkpoint_error import CheckpointError
 HUGGINGFACE = "huggingface"
 GOOGLE = "google"
 KERAS_BERT = "keras_bert"
+KERAS_HUB = "keras_hub"
+# keras-hub registers its classes under both packages ("keras_nlp" for
+# presets saved before the rename).
+KERAS_HUB_BACKBONES = ("keras_hub>BertBackbone", "keras_nlp>BertBackbone")
 
 EXPECTED_LAYOUTS = (
     "Expected one of these layouts:\n"
@@ -26,7 +30,10 @@ EXPECTED_LAYOUTS = (
     "  Google BERT: bert_config.json, bert_model.ckpt.index + "
     "bert_model.ckpt.data-*, vocab.txt\n"
     "  keras_bert preset: config.json (a Keras model config), "
-    "model.weights.h5, vocab.txt, tokenizer_config.json, metadata.json"
+    "model.weights.h5, vocab.txt, tokenizer_config.json, metadata.json\n"
+    "  keras-hub BERT preset: config.json (registered_name "
+    "'keras_hub>BertBackbone'), model.weights.h5, tokenizer.json, "
+    "assets/tokenizer/vocabulary.txt, metadata.json"
 )
 
 _LFS_MAGIC = b"version https://git-lfs.github.com/spec/"
@@ -50,11 +57,35 @@ def is_keras_config(config):
     return isinstance(config.get("config"), dict) and "class_name" in config
 
 
+def is_keras_hub_config(config):
+    """True for a model serialized by keras-hub (or keras-nlp before it)."""
+    return str(config.get("registered_name")).startswith(
+        ("keras_hub>", "keras_nlp>")) or str(config.get("module")).startswith(
+        ("keras_hub.", "keras_nlp."))
+
+
+def _check_keras_hub_bert(config, config_file):
+    registered_name = config.get("registered_name")
+    if registered_name not in KERAS_HUB_BACKBONES:
+        raise CheckpointError(
+            f"{config_file} describes registered_name {registered_name!r} "
+            f"(class_name {config.get('class_name')!r}); keras_bert loads "
+            "keras-hub's 'keras_hub>BertBackbone' only."
+        )
+    if config.get("class_name") != "BertBackbone":
+        raise CheckpointError(
+            f"{config_file} describes class_name {config.get('class_name')!r}"
+            f" with registered_name {registered_name!r}; a keras-hub BERT "
+            "preset has class_name 'BertBackbone'."
+        )
+
+
 def detect_layout(path):
-    """Returns "huggingface", "google" or "keras_bert" for a directory.
+    """Returns "huggingface", "google", "keras_bert" or "keras_hub".
 
     Only config files are inspected here; weight files are checked when
-    they are read, so `load_weights=False` needs no weights.
+    they are read, so `load_weights=False` needs no weights. A keras-hub
+    preset of another architecture is refused here.
     """
     if not os.path.exists(path):
         raise CheckpointError(f"{path} does not exist. {EXPECTED_LAYOUTS}")
@@ -67,6 +98,9 @@ def detect_layout(path):
     if os.path.isfile(config_file):
         check_not_lfs_pointer(config_file)
         config = read_json(config_file)
+        if is_keras_config(config) and is_keras_hub_config(config):
+            _check_keras_hub_bert(config, config_file)
+            return KERAS_HUB
         if is_keras_config(config):
             return KERAS_BERT
         model_type = config.get("model_type")
@@ -97,6 +131,22 @@ def check_not_lfs_pointer(filename):
             "bytes), not the file itself. Run `git lfs pull` in the "
             "repository it came from, or download the file directly."
         )
+
+
+def preset_weights_file(path, kind):
+    """`path`/model.weights.h5, or an error naming the files found.
+
+    `kind` names the preset in the message (e.g. "keras-hub preset").
+    """
+    weights_file = os.path.join(path, "model.weights.h5")
+    if not os.path.isfile(weights_file):
+        raise CheckpointError(
+            f"{path} is a {kind} without model.weights.h5. Found: "
+            f"{_listing(path)}. Pass load_weights=False for the "
+            "architecture only."
+        )
+    check_not_lfs_pointer(weights_file)
+    return weights_file
 
 
 def _numpy_dtype(code, filename, name):

@@ -1,9 +1,9 @@
 """Building keras_bert models from checkpoint directories.
 
 `load_backbone` and `load_task` are what `BertBackbone.from_preset` and
-`Task.from_preset` call. A HF or Google directory is read into canonical
-tensors once, the model is built from its config, and all weights (encoder
-and any heads the task has) are checked and assigned in one pass.
+`Task.from_preset` call. A HF, Google or keras-hub directory is read into
+canonical tensors once, the model is built from its config, and all weights
+(encoder and any heads the task has) are checked and assigned in one pass.
 """
 
 import collections
@@ -16,6 +16,7 @@ from keras_bert.checkpoints.checkpoint_error import CheckpointError
 from keras_bert.checkpoints.config_conversion import (
     backbone_kwargs_from_bert_config,
 )
+from keras_bert.checkpoints.keras_hub_presets import read_keras_hub_preset
 from keras_bert.checkpoints.name_mapping import google_to_canonical_names
 from keras_bert.checkpoints.name_mapping import normalize_huggingface_names
 from keras_bert.checkpoints.preset_weights import load_preset_weights
@@ -28,7 +29,7 @@ _Checkpoint = collections.namedtuple("_Checkpoint", "config state origins")
 
 
 def read_bert_checkpoint(path, load_weights=True, allow_pickle=False):
-    """Reads a HF or Google directory: backbone kwargs and named tensors.
+    """Reads a HF, Google or keras-hub directory: kwargs and named tensors.
 
     Returns a namedtuple `(config, state, origins)`: `BertBackbone`
     arguments, canonical name -> array (empty without `load_weights`), and
@@ -39,6 +40,8 @@ def read_bert_checkpoint(path, load_weights=True, allow_pickle=False):
         raise CheckpointError(
             f"{path} is a keras_bert preset; load it with from_preset."
         )
+    if layout == files.KERAS_HUB:
+        return _Checkpoint(*read_keras_hub_preset(path, load_weights))
     config_name = "config.json" if layout == files.HUGGINGFACE else (
         "bert_config.json")
     config_file = os.path.join(path, config_name)
@@ -126,15 +129,8 @@ def load_preset_model(path, load_weights=True, backbone_overrides=None,
         inner.update(task_overrides)
     model = keras.saving.deserialize_keras_object(config)
     if load_weights:
-        weights_file = os.path.join(path, "model.weights.h5")
-        if not os.path.isfile(weights_file):
-            raise CheckpointError(
-                f"{path} is a keras_bert preset without model.weights.h5. "
-                f"Found: {', '.join(sorted(os.listdir(path)))}. Pass "
-                "load_weights=False for the architecture only."
-            )
-        files.check_not_lfs_pointer(weights_file)
-        load_preset_weights(model, weights_file)
+        load_preset_weights(
+            model, files.preset_weights_file(path, "keras_bert preset"))
     return model
 
 

@@ -57,15 +57,17 @@ def add_parser(subparsers):
                           help="peak rate (the paper: 2e-5 to 5e-5)")
     training.add_argument("--warmup-ratio", type=float, default=0.1)
     training.add_argument("--weight-decay", type=float, default=0.01)
-    training.add_argument("--doc-stride", type=int, default=128,
-                          help="squad: tokens between window starts")
+    training.add_argument("--doc-stride", type=int,
+                          help="squad: tokens between window starts "
+                          "(default 128, or half the room a window leaves "
+                          "for context when that is less)")
     training.add_argument("--seed", type=int, default=0)
     add_distribution_arguments(parser)
     parser.set_defaults(func=run)
 
 
 def build_task_model(task, backbone, tokenizer, sequence_length,
-                     num_labels=None, num_choices=None, doc_stride=128):
+                     num_labels=None, num_choices=None, doc_stride=None):
     """The task model for `task` on `backbone`, with its preprocessor."""
     import keras_bert
 
@@ -84,15 +86,9 @@ def build_task_model(task, backbone, tokenizer, sequence_length,
             backbone, num_choices=num_choices,
             preprocessor=keras_bert.BertMultipleChoicePreprocessor(
                 tokenizer, sequence_length))
-    # BERT's 64-piece questions in 384 tokens; the same share when shorter.
-    query = min(64, sequence_length // 6)
-    room = sequence_length - query - 3
     return keras_bert.BertQuestionAnswerer(
         backbone, preprocessor=keras_bert.BertQuestionAnswererPreprocessor(
-            tokenizer, sequence_length, max_query_length=query,
-            # Windows overlap by at least half, so an answer near one
-            # window's edge is whole in the next.
-            doc_stride=max(1, min(doc_stride, room // 2))))
+            tokenizer, sequence_length, doc_stride=doc_stride))
 
 
 def fit_data(task, model, data):

@@ -8,12 +8,14 @@ accuracy next to baselines.
 
 import time
 
-# Sized for a few minutes on 2 CPU cores (measured in docs/pretraining.md).
-# Length 64 costs a third of 128 per step and learns about as much per
-# step this early in training (BERT also ran 90% of its steps at 128 of
-# 512); a peak rate of 3e-3 collapsed the tiny model to the unigram.
-DEFAULTS = {"config": "tiny", "steps": 500, "batch_size": 32,
-            "sequence_length": 64, "learning_rate": 1e-3}
+# Fields of `PretrainingSettings` whose flags default to None here, so that
+# the recipe (or the job) decides unless the user says otherwise.
+_SETTING_FLAGS = ("corpus_format", "vocabulary", "vocabulary_size", "config",
+                  "recipe", "steps", "minutes", "batch_size",
+                  "sequence_length", "learning_rate", "warmup_fraction",
+                  "warmup_steps", "dropout", "mask_rate", "optimizer",
+                  "whole_word_masking", "heldout_fraction", "log_every",
+                  "checkpoint_every", "seed", "shard_passes", "resume")
 
 
 def add_parser(subparsers):
@@ -23,48 +25,29 @@ def add_parser(subparsers):
         "pretrain",
         help="pretrain BERT (masked LM + next sentence) from raw text",
         description="Pretrain BERT from raw text files (default: the Python "
-        "docs shipped with the interpreter). Writes checkpoints, metrics "
-        "(CSV, JSON lines, TensorBoard), a loss plot and a preset to --output.",
+        "docs shipped with the interpreter) for a time budget or a number "
+        "of steps. Writes checkpoints, metrics (CSV, JSON lines, "
+        "TensorBoard), a loss plot and a preset to --output.",
     )
-    parser.add_argument("--corpus", nargs="+", metavar="FILE",
-                        help="UTF-8 text files (default: built-in Python docs)")
-    parser.add_argument("--corpus-format", default="auto",
-                        choices=("auto", "sentences", "paragraphs"),
-                        help="'sentences': one per line, blank line between "
-                        "documents (original BERT); 'paragraphs': prose, cut "
-                        "into documents of whole paragraphs of about 50 "
-                        "sentences (default: detect per file)")
-    parser.add_argument("--vocab", metavar="VOCAB", help="an existing vocab.txt")
-    parser.add_argument("--vocab-size", type=int, metavar="N",
-                        help="size of the vocabulary to learn (default 8000)")
-    parser.add_argument("--cased", action="store_true",
-                        help="keep case and accents (default: uncased)")
-    parser.add_argument("--config", default=DEFAULTS["config"],
-                        help="tiny, mini, small, medium, base, large, or a "
-                        "preset directory to continue from (default: tiny)")
-    parser.add_argument("--steps", type=int, default=DEFAULTS["steps"])
-    parser.add_argument("--batch-size", type=int,
-                        default=DEFAULTS["batch_size"],
-                        help="sequences per replica and step (default 32); "
-                        "a step sees this x replicas")
-    parser.add_argument("--sequence-length", type=int,
-                        default=DEFAULTS["sequence_length"])
-    parser.add_argument("--learning-rate", type=float,
-                        default=DEFAULTS["learning_rate"],
-                        help="peak rate (default 1e-3, for short small runs; "
-                        "the paper uses 1e-4 for 1M steps)")
-    parser.add_argument("--warmup-steps", type=int,
-                        help="default: 1%% of --steps (the paper's ratio)")
-    parser.add_argument("--optimizer", default="adamw",
-                        choices=("adamw", "lamb"))
-    parser.add_argument("--no-nsp", action="store_true",
-                        help="masked LM only, on single contiguous segments")
-    parser.add_argument("--whole-word-masking", action="store_true")
-    parser.add_argument("--heldout-fraction", type=float, default=0.02)
-    parser.add_argument("--log-every", type=int, metavar="STEPS")
-    parser.add_argument("--checkpoint-every", type=int, metavar="STEPS")
-    parser.add_argument("--seed", type=int, default=0)
-    shards = parser.add_mutually_exclusive_group()
+    data = parser.add_argument_group("data")
+    data.add_argument("--corpus", nargs="+", metavar="FILE",
+                      help="UTF-8 text files (default: built-in Python docs)")
+    data.add_argument("--corpus-format", choices=("auto", "sentences",
+                                                  "paragraphs"),
+                      help="'sentences': one per line, blank line between "
+                      "documents (original BERT); 'paragraphs': prose, cut "
+                      "into documents of whole paragraphs of about 50 "
+                      "sentences (default: detect per file)")
+    data.add_argument("--vocab", dest="vocabulary", metavar="VOCAB",
+                      help="an existing vocab.txt")
+    data.add_argument("--vocab-size", dest="vocabulary_size", type=int,
+                      metavar="N",
+                      help="size of the vocabulary to learn (default 8000)")
+    data.add_argument("--cased", action="store_true",
+                      help="keep case and accents (default: uncased)")
+    data.add_argument("--heldout-fraction", type=float,
+                      help="share of the text held out (default 0.05)")
+    shards = data.add_mutually_exclusive_group()
     shards.add_argument("--write-shards", metavar="DIR",
                         help="offline mode: write the training pairs to "
                         "TFRecord shards in DIR once, then train from them "
@@ -72,46 +55,90 @@ def add_parser(subparsers):
     shards.add_argument("--shards", metavar="DIR",
                         help="train from shards written by --write-shards "
                         "(their corpus and vocabulary are the defaults)")
-    parser.add_argument("--shard-passes", type=int, default=1, metavar="N",
-                        help="with --write-shards: passes over the corpus, "
-                        "each with new pairs (default 1)")
-    parser.add_argument("--output", default="runs/pretrain", metavar="DIR")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue the run in --output from its newest "
-                        "checkpoint")
+    data.add_argument("--shard-passes", type=int, metavar="N",
+                      help="with --write-shards: passes over the corpus, "
+                      "each with new pairs (default 1)")
+    recipe = parser.add_argument_group(
+        "recipe", "Unset values come from --recipe (see docs/pretraining.md)")
+    recipe.add_argument("--recipe", choices=("budget", "bert"),
+                        help="'budget' (default): chosen by measurement "
+                        "for runs of minutes; 'bert': the paper's")
+    recipe.add_argument("--config",
+                        help="tiny, mini, small, medium, base, large, or a "
+                        "preset directory to continue from (default: tiny)")
+    recipe.add_argument("--minutes", type=float,
+                        help="wall-clock budget of the whole run, set-up "
+                        "and evaluation included (default 4); the steps "
+                        "follow from the measured step rate")
+    recipe.add_argument("--steps", type=int,
+                        help="train this many steps instead of a budget")
+    recipe.add_argument("--batch-size", type=int,
+                        help="sequences per replica and step; a step sees "
+                        "this x replicas")
+    recipe.add_argument("--sequence-length", type=int)
+    recipe.add_argument("--learning-rate", type=float, help="peak rate")
+    recipe.add_argument("--warmup-fraction", type=float,
+                        help="share of the steps warming up")
+    recipe.add_argument("--warmup-steps", type=int,
+                        help="warmup length (overrides the fraction)")
+    recipe.add_argument("--dropout", type=float)
+    recipe.add_argument("--mask-rate", type=float,
+                        help="share of the tokens to predict")
+    recipe.add_argument("--optimizer", choices=("adamw", "lamb"))
+    recipe.add_argument("--no-nsp", action="store_true",
+                        help="masked LM only, on single contiguous segments")
+    recipe.add_argument("--whole-word-masking", action="store_true",
+                        default=None)
+    run_group = parser.add_argument_group("run")
+    run_group.add_argument("--log-every", type=int, metavar="STEPS")
+    run_group.add_argument("--checkpoint-every", type=int, metavar="STEPS")
+    run_group.add_argument("--seed", type=int)
+    run_group.add_argument("--output", default="runs/pretrain", metavar="DIR")
+    run_group.add_argument("--resume", action="store_true", default=None,
+                           help="continue the run in --output from its "
+                           "newest checkpoint")
     add_distribution_arguments(parser)
     parser.set_defaults(func=run)
 
 
+def settings_from_args(args):
+    """The `PretrainingSettings` the command line asks for."""
+    from keras_bert.training.pretraining.pretraining_settings import (
+        PretrainingSettings,
+    )
+
+    given = {name: getattr(args, name) for name in _SETTING_FLAGS
+             if getattr(args, name) is not None}
+    if args.steps is not None and args.minutes is None:
+        given["minutes"] = None
+    return PretrainingSettings(
+        corpus_files=args.corpus or [],
+        lowercase=not args.cased,
+        next_sentence_prediction=not args.no_nsp,
+        shards=args.write_shards or args.shards,
+        write_shards=bool(args.write_shards),
+        **given,
+    )
+
+
 def run(args):
+    started = time.perf_counter()
     import keras
 
     from keras_bert.training import distribution
-    from keras_bert.training.pretraining_job import PretrainingJob
-    from keras_bert.training.pretraining_logger import format_duration
+    from keras_bert.training.pretraining.pretraining_job import PretrainingJob
+    from keras_bert.training.pretraining.pretraining_logger import (
+        format_duration,
+    )
 
-    started = time.perf_counter()
     try:
         # First: multi-host JAX must join its cluster before computing.
         engine = distribution.distribution_from_args(args)
+        job = PretrainingJob(args.output, settings_from_args(args),
+                             engine=engine, started=started)
     except ValueError as error:
         raise SystemExit(f"error: {error}") from None
-    job = PretrainingJob(
-        output_dir=args.output, corpus_files=args.corpus,
-        corpus_format=args.corpus_format, vocabulary=args.vocab,
-        vocabulary_size=args.vocab_size, lowercase=not args.cased,
-        config=args.config, steps=args.steps, batch_size=args.batch_size,
-        sequence_length=args.sequence_length,
-        learning_rate=args.learning_rate, warmup_steps=args.warmup_steps,
-        optimizer=args.optimizer, next_sentence_prediction=not args.no_nsp,
-        whole_word_masking=args.whole_word_masking,
-        heldout_fraction=args.heldout_fraction, log_every=args.log_every,
-        checkpoint_every=args.checkpoint_every, seed=args.seed,
-        shards=args.write_shards or args.shards,
-        write_shards=bool(args.write_shards),
-        shard_passes=args.shard_passes, resume=args.resume,
-        distribution=engine,
-    )
+    s = job.settings
     print(f"keras-bert pretrain on {keras.config.backend()} -> {args.output}")
     try:
         job.prepare()
@@ -120,15 +147,22 @@ def run(args):
         # mismatch, a run directory in use): the message names it.
         raise SystemExit(f"error: {error}") from None
     backbone = job.model.backbone
-    print(f"model: BERT {job.config} ({backbone.num_layers} layers, hidden "
+    print(f"model: BERT {s.config} ({backbone.num_layers} layers, hidden "
           f"{backbone.hidden_dim}), vocabulary {backbone.vocabulary_size:,}, "
           f"{job.model.count_params():,} parameters")
-    replicas = (f" ({job.batch_size} per replica x {job.replicas} "
+    replicas = (f" ({s.batch_size} per replica x {job.replicas} "
                 f"replicas, {args.distribution})" if engine else "")
-    print(f"training: {job.steps} steps x {job.global_batch_size} sequences"
-          f"{replicas} x {job.sequence_length} tokens, peak lr "
-          f"{job.learning_rate:g}, {job.optimizer}")
-    job.train()
+    length = (f"{job.steps:,} steps" if job.steps
+              else f"{s.minutes:g} minutes")
+    print(f"training ({s.recipe} recipe): {length} x "
+          f"{job.global_batch_size} sequences{replicas} x "
+          f"{s.sequence_length} tokens, peak lr {s.learning_rate:g}, "
+          f"dropout {s.dropout:g}, {s.mask_rate:.0%} masked, "
+          f"{s.optimizer}{'' if s.next_sentence_prediction else ', no NSP'}")
+    try:
+        job.train()
+    except ValueError as error:  # a budget spent before training
+        raise SystemExit(f"error: {error}") from None
     results = job.evaluate()
     job.save()
     if not job.chief:
@@ -145,8 +179,10 @@ def run(args):
     print(f"logs: {out}/metrics.csv, {out}/metrics.jsonl, TensorBoard "
           f"{out}/tensorboard" + (f", plot {out}/loss_curves.png"
                                   if getattr(job, "plot_written", False) else ""))
-    timings = ", ".join(f"{k[:-2]} {format_duration(v)}" for k, v in job.timings.items())
-    print(f"total time {format_duration(time.perf_counter() - started)} ({timings})")
+    timings = ", ".join(f"{k[:-2]} {format_duration(v)}"
+                        for k, v in job.timings.items())
+    print(f"total time {format_duration(time.perf_counter() - started)} "
+          f"({timings})")
     return 0
 
 
@@ -174,15 +210,21 @@ def format_results(results):
 
 
 def format_fill_mask(examples):
-    lines = ["Fill-mask on held-out sentences:"]
+    lines = ["Fill-mask on held-out sentences (+: the answer is in the top "
+             "five):"]
     if not examples:
         lines.append("  (none: no held-out sentence of 8-25 words has a "
                      "whole word the vocabulary knows)")
     for example in examples:
         guesses = ", ".join(f"{token} {p:.2f}"
                             for token, p in example["predictions"])
-        mark = "+" if example["correct"] else " "
+        rank = example.get("rank")
+        mark = "+" if rank else " "
+        place = f" (#{rank})" if rank else ""
         lines.append(f"  {example['text']}")
-        lines.append(f"   {mark} answer: {example['answer']:<12} model: {guesses}")
+        lines.append(f"   {mark} answer: {example['answer'] + place:<14} "
+                     f"model: {guesses}")
+    hits = sum(1 for example in examples if example.get("rank"))
+    if examples:
+        lines.append(f"  {hits} of {len(examples)} answers in the top five")
     return "\n".join(lines)
-

@@ -63,6 +63,8 @@ class BertClassifier(FinetuningTask):
         self.num_classes = num_classes
         self.dropout = dropout
         self.classifier_head = head
+        # === Default compilation ===
+        self.compile()
 
     def default_loss(self):
         if self.num_classes == 1:

@@ -48,6 +48,10 @@ class BertCrossEncoder(FinetuningTask):
     (1,)
     """
 
+    preprocessor_class = ("keras_bert.preprocessing.tasks."
+                          "bert_cross_encoder_preprocessor."
+                          "BertCrossEncoderPreprocessor")
+
     def __init__(self, backbone, objective="pointwise", dropout=0.1,
                  preprocessor=None, **kwargs):
         if objective not in OBJECTIVES:
@@ -69,6 +73,7 @@ class BertCrossEncoder(FinetuningTask):
         # === Config ===
         self.objective = objective
         self.dropout = dropout
+        self.compile()
 
     def call(self, inputs, training=False):
         if len(inputs["token_ids"].shape) == 3:
@@ -119,26 +124,6 @@ class BertCrossEncoder(FinetuningTask):
                             batch_size=batch_size, verbose=0)
         order = np.argsort(-scores, kind="stable")[:top_k]
         return order, scores[order]
-
-    @classmethod
-    def from_preset(cls, preset, load_weights=True, **kwargs):
-        """`Task.from_preset`, plus a `BertCrossEncoderPreprocessor` when
-        the directory has a vocabulary (`sequence_length` sets its
-        length, by default the tokenizer's, at most the backbone's)."""
-        from keras_bert.preprocessing.vocabulary_io import has_vocabulary
-
-        sequence_length = kwargs.pop("sequence_length", None)
-        model = super().from_preset(preset, load_weights=load_weights,
-                                    **kwargs)
-        if model.preprocessor is None and has_vocabulary(preset):
-            from keras_bert.preprocessing.tasks import (
-                BertCrossEncoderPreprocessor,
-            )
-
-            limit = model.backbone.max_sequence_length
-            model.preprocessor = BertCrossEncoderPreprocessor.from_preset(
-                preset, min(sequence_length or limit, limit))
-        return model
 
     def default_loss(self):
         if self.objective == "listwise":

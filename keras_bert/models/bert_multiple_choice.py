@@ -37,6 +37,10 @@ class BertMultipleChoice(FinetuningTask):
     (1, 4)
     """
 
+    preprocessor_class = (
+        "keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor."
+        "BertMultipleChoicePreprocessor")
+
     def __init__(self, backbone, num_choices, dropout=0.1, preprocessor=None,
                  **kwargs):
         if num_choices < 2:
@@ -75,6 +79,8 @@ class BertMultipleChoice(FinetuningTask):
         self.num_choices = num_choices
         self.dropout = dropout
         self.classifier_head = head
+        # === Default compilation ===
+        self.compile()
 
     def default_loss(self):
         return keras.losses.SparseCategoricalCrossentropy(from_logits=True)

@@ -1,3 +1,5 @@
+import functools
+
 import keras
 
 from keras_bert.layers.masked_lm_head import MaskedLMHead
@@ -21,7 +23,10 @@ class BertPretrainer(Task):
     Args:
         backbone: `keras_bert.BertBackbone`.
         next_sentence_prediction: bool. Include the NSP head.
-        preprocessor: optional preprocessing layer kept with the model.
+        preprocessor: optional `keras_bert.BertMaskedLMPreprocessor` (with
+            the same `next_sentence_prediction`); with one, `fit` takes raw
+            text (see `Task`). `from_preset` attaches one when the
+            directory has a vocabulary.
 
     Example:
     >>> import numpy as np
@@ -35,6 +40,10 @@ class BertPretrainer(Task):
     ((1, 2, 30522), (1, 2))
     """
 
+    preprocessor_class = (
+        "keras_bert.preprocessing.bert_masked_lm_preprocessor."
+        "BertMaskedLMPreprocessor")
+
     def __init__(
         self,
         backbone,
@@ -42,6 +51,14 @@ class BertPretrainer(Task):
         preprocessor=None,
         **kwargs,
     ):
+        made_pairs = getattr(preprocessor, "next_sentence_prediction",
+                             next_sentence_prediction)
+        if made_pairs != next_sentence_prediction:
+            raise ValueError(
+                f"BertPretrainer(next_sentence_prediction="
+                f"{next_sentence_prediction}) got a preprocessor with "
+                f"next_sentence_prediction={made_pairs}; they must match."
+            )
         mlm_head = MaskedLMHead(
             vocabulary_size=backbone.vocabulary_size,
             hidden_dim=backbone.hidden_dim,
@@ -87,14 +104,18 @@ class BertPretrainer(Task):
         self.next_sentence_prediction = next_sentence_prediction
         self.mlm_head = mlm_head
         self.nsp_head = nsp_head
+        # === Default compilation ===
+        self.compile()
+
+    def preprocessor_arguments(self):
+        return {"next_sentence_prediction": self.next_sentence_prediction}
 
     def compile(
         self,
         optimizer="auto",
         loss="auto",
         weighted_metrics="auto",
-        *,
-        total_steps=None,
+        total_steps="auto",
         learning_rate=1e-4,
         **kwargs,
     ):
@@ -118,16 +139,25 @@ class BertPretrainer(Task):
                 output name.
             weighted_metrics: "auto" for the two accuracies, or Keras
                 metrics keyed by output name.
-            total_steps: int or None. Length of the run, to scale the
-                schedule; None uses the paper's 1,000,000 steps.
+            total_steps: "auto", int or None. Length of the run, to scale
+                the schedule: "auto" takes it from the first `fit` (epochs
+                x batches per epoch) when that call can know it; None, or
+                "auto" when it cannot, uses the paper's 1,000,000 steps.
             learning_rate: float. Peak learning rate for "auto".
             **kwargs: passed to `keras.Model.compile` (e.g. `jit_compile`).
         """
         from keras_bert.training.optimizers import create_optimizer
 
+        self._sized_compile = None
         if optimizer == "auto":
+            if total_steps == "auto":
+                # Called with the run's length by the first `fit`.
+                self._sized_compile = functools.partial(
+                    self.compile, optimizer, loss, weighted_metrics,
+                    learning_rate=learning_rate, **kwargs)
             optimizer = create_optimizer(
-                total_steps=total_steps or 1_000_000,
+                total_steps=(1_000_000 if total_steps in ("auto", None)
+                             else total_steps),
                 learning_rate=learning_rate,
             )
         if loss == "auto":

@@ -66,6 +66,9 @@ class BertQuestionAnswerer(FinetuningTask):
     """
 
     maps_preprocessor = False
+    preprocessor_class = (
+        "keras_bert.preprocessing.tasks.bert_question_answerer_preprocessor."
+        "BertQuestionAnswererPreprocessor")
 
     def __init__(self, backbone, dropout=0.0, preprocessor=None, **kwargs):
         # === Layers ===
@@ -86,6 +89,8 @@ class BertQuestionAnswerer(FinetuningTask):
         # === Config ===
         self.dropout = dropout
         self.qa_head = head
+        # === Default compilation ===
+        self.compile()
 
     def default_loss(self):
         return span_loss

@@ -63,6 +63,10 @@ class BertTextEmbedder(FinetuningTask):
     1.0
     """
 
+    preprocessor_class = ("keras_bert.preprocessing.tasks."
+                          "bert_text_embedder_preprocessor."
+                          "BertTextEmbedderPreprocessor")
+
     def __init__(self, backbone, pooling="mean", normalize=True,
                  preprocessor=None, **kwargs):
         # === Layers ===
@@ -84,6 +88,7 @@ class BertTextEmbedder(FinetuningTask):
         # === Config ===
         self.pooling = pooling
         self.normalize = normalize
+        self.compile()
 
     def call(self, inputs, training=False):
         if isinstance(inputs, dict):
@@ -159,57 +164,41 @@ class BertTextEmbedder(FinetuningTask):
         return MultipleNegativesRankingLoss()
 
     @classmethod
-    def from_preset(cls, preset, load_weights=True, **kwargs):
-        """An embedder from a sentence-transformers, HF, Google or keras_bert
-        directory.
+    def from_preset(cls, preset, load_weights=True, preprocessor="auto",
+                    sequence_length=None, **kwargs):
+        """An embedder from a sentence-transformers, HF, Google, keras_bert
+        or keras-hub directory.
 
         A sentence-transformers directory (`modules.json`) sets `pooling`,
         `normalize`, the sequence length (`sentence_bert_config.json`) and
         where the BERT weights are; a module other than Transformer,
         Pooling and Normalize is refused by name. Other directories give
         mean pooling with normalization unless `pooling`/`normalize` are
-        passed. A preprocessor is attached when the directory has a
-        vocabulary.
-
-        Args:
-            preset: str. The directory.
-            load_weights: bool. Load the weights.
-            **kwargs: `BertBackbone` overrides and constructor arguments
-                (`pooling`, `normalize`, `preprocessor`), and
-                `sequence_length` for the preprocessor.
+        passed. Arguments as in `Task.from_preset`.
         """
-        from keras_bert.checkpoints import load_task
         from keras_bert.checkpoints.sentence_transformers_config import (
             read_sentence_transformers_config,
         )
-        from keras_bert.preprocessing.vocabulary_io import has_vocabulary
 
-        sequence_length = kwargs.pop("sequence_length", None)
         config = read_sentence_transformers_config(preset)
-        directory = preset
-        if config is not None:
-            directory = config.transformer_dir
-            kwargs.setdefault("pooling", config.pooling)
-            kwargs.setdefault("normalize", config.normalize)
-            sequence_length = sequence_length or config.max_seq_length
-        model = load_task(cls, directory, load_weights=load_weights,
-                          **kwargs)
-        if config is not None:
-            config.check_dimension(model.backbone.hidden_dim)
-        if model.preprocessor is None and has_vocabulary(directory):
-            from keras_bert.preprocessing.tasks import (
-                BertTextEmbedderPreprocessor,
-            )
-
-            lowercase = {"lowercase": True} if config and config.lowercase else {}
-            preprocessor = BertTextEmbedderPreprocessor.from_preset(
-                directory, sequence_length, **lowercase)
-            # As sentence-transformers, never past the learned positions.
-            limit = model.backbone.max_sequence_length
-            if preprocessor.sequence_length > limit:
-                preprocessor = BertTextEmbedderPreprocessor(
-                    preprocessor.tokenizer, sequence_length=limit)
-            model.preprocessor = preprocessor
+        if config is None:
+            return super().from_preset(preset, load_weights, preprocessor,
+                                       sequence_length, **kwargs)
+        kwargs.setdefault("pooling", config.pooling)
+        kwargs.setdefault("normalize", config.normalize)
+        model = super().from_preset(
+            config.transformer_dir, load_weights, preprocessor,
+            sequence_length or config.max_seq_length, **kwargs)
+        config.check_dimension(model.backbone.hidden_dim)
+        attached = model.preprocessor
+        if config.lowercase and attached is not None and not (
+                attached.tokenizer.lowercase):
+            # sentence_bert_config's do_lower_case adds lowercasing to a
+            # cased tokenizer.
+            tokenizer = type(attached.tokenizer).from_config(
+                {**attached.tokenizer.get_config(), "lowercase": True})
+            model.preprocessor = type(attached).from_config(
+                {**attached.get_config(), "tokenizer": tokenizer})
         return model
 
     def get_config(self):

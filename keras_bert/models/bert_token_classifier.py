@@ -42,6 +42,10 @@ class BertTokenClassifier(FinetuningTask):
     (1, 4, 9)
     """
 
+    preprocessor_class = (
+        "keras_bert.preprocessing.tasks.bert_token_classifier_preprocessor."
+        "BertTokenClassifierPreprocessor")
+
     def __init__(self, backbone, num_classes, dropout=0.1, preprocessor=None,
                  **kwargs):
         if num_classes < 2:
@@ -68,6 +72,8 @@ class BertTokenClassifier(FinetuningTask):
         self.num_classes = num_classes
         self.dropout = dropout
         self.token_classifier_head = head
+        # === Default compilation ===
+        self.compile()
 
     def default_loss(self):
         # `ignore_class` averages over the labelled positions only.

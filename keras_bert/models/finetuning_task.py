@@ -1,3 +1,5 @@
+import functools
+
 import keras
 
 from keras_bert.models.task import Task
@@ -31,23 +33,17 @@ def float32_logits(x):
 
 
 class FinetuningTask(Task):
-    """Base of the fine-tuning heads: the paper's `compile()` and raw input.
+    """Base of the fine-tuning heads: the paper's recipe, compiled by default.
 
-    `compile()` with no arguments gives AdamW with linear warmup over the
-    first `warmup_ratio` of `num_train_steps` and linear decay to 0 (see
+    `compile()` with no arguments (which every fine-tuning task runs on
+    construction) gives AdamW with a linear warmup over the first
+    `warmup_ratio` of the run and linear decay to 0 (see
     `keras_bert.training.finetune_recipe`), and the task's own loss and
-    metrics (`default_loss()` / `default_metrics()` of each subclass).
-
-    When the model has a `preprocessor`, `fit`, `evaluate` and `predict`
-    take raw input (strings, string pairs, word lists; or a `tf.data`
-    dataset of them): the preprocessor is mapped over a `tf.data` pipeline
-    before the batches reach the model. Without one, they take the
-    backbone's tensors as any Keras model does. A task whose preprocessing
-    is not one batch in, one batch out (extractive QA makes several windows
-    per question) sets `maps_preprocessor = False` and takes tensors.
+    metrics (`default_loss()` / `default_metrics()` of each subclass). The
+    run's length is taken from the first `fit` (epochs x batches per
+    epoch) unless `num_train_steps` is given; when `fit` cannot know it (an
+    infinite dataset without `steps_per_epoch`) the rate stays constant.
     """
-
-    maps_preprocessor = True
 
     def compile(
         self,
@@ -55,7 +51,7 @@ class FinetuningTask(Task):
         loss="auto",
         metrics="auto",
         learning_rate=5e-5,
-        num_train_steps=None,
+        num_train_steps="auto",
         warmup_ratio=0.1,
         weight_decay=0.01,
         **kwargs,
@@ -67,16 +63,25 @@ class FinetuningTask(Task):
             loss: "auto" (the task's loss) or a Keras loss.
             metrics: "auto" (the task's metrics) or a list of metrics.
             learning_rate: float. Peak learning rate for "auto".
-            num_train_steps: int or None. Total optimizer steps, for the
-                warmup and linear decay; None keeps the rate constant.
+            num_train_steps: "auto", int or None. Total optimizer steps,
+                for the warmup and linear decay: "auto" takes them from
+                the first `fit`; None keeps the rate constant.
             warmup_ratio: float. Fraction of the steps warming up.
             weight_decay: float. AdamW decoupled weight decay.
             **kwargs: passed to `keras.Model.compile` (e.g. `jit_compile`).
         """
+        self._sized_compile = None
         if optimizer == "auto":
+            if num_train_steps == "auto":
+                # Called with the run's length by the first `fit`.
+                self._sized_compile = functools.partial(
+                    self.compile, optimizer, loss, metrics, learning_rate,
+                    warmup_ratio=warmup_ratio, weight_decay=weight_decay,
+                    **kwargs)
             optimizer = finetune_optimizer(
                 learning_rate=learning_rate,
-                num_train_steps=num_train_steps,
+                num_train_steps=(None if num_train_steps == "auto"
+                                 else num_train_steps),
                 warmup_ratio=warmup_ratio,
                 weight_decay=weight_decay,
             )
@@ -86,13 +91,6 @@ class FinetuningTask(Task):
             metrics = self.default_metrics()
             kwargs.setdefault("weighted_metrics", self.default_weighted_metrics())
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def compile_from_config(self, config):
-        # Keras skips a custom `compile` on load unless told how: the saved
-        # config holds the resolved optimizer, loss and metrics objects.
-        self.compile(**keras.saving.deserialize_keras_object(config))
-        if self.built:
-            self.optimizer.build(self.trainable_variables)
 
     def default_loss(self):
         raise NotImplementedError
@@ -104,59 +102,3 @@ class FinetuningTask(Task):
         # Metrics that honour sample weights (Keras applies them to
         # `weighted_metrics` only), e.g. to skip ignored token positions.
         return None
-
-    def _takes_raw_input(self):
-        return self.preprocessor is not None and self.maps_preprocessor
-
-    def _to_dataset(self, x, y=None, sample_weight=None, batch_size=None,
-                    shuffle=False):
-        # Preprocessors are TF graph code, so the pipeline is built lazily in
-        # keras_bert.preprocessing; without one, inputs pass through as given.
-        from keras_bert.preprocessing.tasks.task_dataset import (
-            preprocessed_dataset,
-        )
-
-        return preprocessed_dataset(
-            self.preprocessor,
-            x,
-            y=y,
-            sample_weight=sample_weight,
-            batch_size=batch_size,
-            shuffle=shuffle,
-        )
-
-    def fit(self, x=None, y=None, batch_size=None, sample_weight=None,
-            validation_data=None, shuffle=True, **kwargs):
-        if not self._takes_raw_input():
-            return super().fit(
-                x, y, batch_size=batch_size, sample_weight=sample_weight,
-                validation_data=validation_data, shuffle=shuffle, **kwargs,
-            )
-        x = self._to_dataset(x, y, sample_weight, batch_size, shuffle)
-        if validation_data is not None:
-            validation_data = self._to_dataset(
-                *keras.utils.unpack_x_y_sample_weight(validation_data)
-                if isinstance(validation_data, tuple)
-                else (validation_data,),
-                batch_size=batch_size,
-            )
-        # The pipeline shuffles (above); Keras cannot shuffle a dataset.
-        return super().fit(x, validation_data=validation_data, shuffle=False,
-                           **kwargs)
-
-    def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
-                 **kwargs):
-        # `fit` evaluates on the validation set it already preprocessed.
-        if not self._takes_raw_input() or kwargs.get("_use_cached_eval_dataset"):
-            return super().evaluate(
-                x, y, batch_size=batch_size, sample_weight=sample_weight,
-                **kwargs,
-            )
-        x = self._to_dataset(x, y, sample_weight, batch_size)
-        return super().evaluate(x, **kwargs)
-
-    def predict(self, x, batch_size=None, **kwargs):
-        if not self._takes_raw_input():
-            return super().predict(x, batch_size=batch_size, **kwargs)
-        return super().predict(self._to_dataset(x, batch_size=batch_size),
-                               **kwargs)

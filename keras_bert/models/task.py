@@ -1,21 +1,65 @@
+import importlib
+import math
+import warnings
+
 import keras
 
 from keras_bert.serialization import deserialize
 
 
+def _import_object(path):
+    module, name = path.rsplit(".", 1)
+    return getattr(importlib.import_module(module), name)
+
+
+def _steps_per_epoch(x, batch_size):
+    """Batches in one pass over `x`, or None when it cannot be known."""
+    cardinality = getattr(x, "cardinality", None)
+    if cardinality is not None:  # a tf.data.Dataset
+        count = int(cardinality())
+        return count if count >= 0 else None  # infinite or unknown: < 0
+    leaves = keras.tree.flatten(x)
+    if not leaves or not hasattr(leaves[0], "__len__"):
+        return None
+    return math.ceil(len(leaves[0]) / (batch_size or 32))
+
+
 class Task(keras.Model):
     """Base for task models: a `BertBackbone`, a head, an optional preprocessor.
 
-    Subclasses build a Functional model on `backbone.input` and call
-    `Task.__init__` with it. This base gives every task the same
-    serialization (`get_config` stores the backbone and preprocessor as
-    nested Keras objects), `from_preset` and `save_to_preset`.
+    Subclasses build a Functional model on `backbone.input`, call
+    `Task.__init__` with it, set their own attributes and end with
+    `self.compile()`: a task comes compiled with its default recipe, so
+    `fit` works at once, and `compile()` with other arguments overrides it.
+    A default schedule whose length is "auto" is sized by the first `fit`
+    (its epochs times its steps per epoch), when that call can know them.
+
+    When the model has a `preprocessor`, `fit`, `evaluate` and `predict`
+    take raw input (strings, string pairs, word lists; or a `tf.data`
+    dataset of them): the preprocessor is mapped over a `tf.data` pipeline
+    before the batches reach the model. Without one, they take the
+    backbone's tensors as any Keras model does. A task whose preprocessing
+    is not one batch in, one batch out (extractive QA makes several windows
+    per question) sets `maps_preprocessor = False` and takes tensors.
+
+    This base also gives every task the same serialization (`get_config`
+    stores the backbone and preprocessor as nested Keras objects),
+    `from_preset` and `save_to_preset`.
     """
+
+    # Dotted path of the preprocessor `from_preset` attaches (TensorFlow
+    # code, so it is imported only when one is built).
+    preprocessor_class = (
+        "keras_bert.preprocessing.bert_preprocessor.BertPreprocessor")
+    maps_preprocessor = True
 
     def __init__(self, *args, backbone=None, preprocessor=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.backbone = backbone
         self.preprocessor = preprocessor
+        # A compile call to repeat with the run's length once `fit` knows
+        # it (set by a subclass's `compile` whose schedule is "auto").
+        self._sized_compile = None
 
     def get_config(self):
         config = {
@@ -37,19 +81,147 @@ class Task(keras.Model):
                 config[key] = deserialize(config[key])
         return cls(**config)
 
+    def compile_from_config(self, config):
+        # Keras skips a custom `compile` on load unless told how: the saved
+        # config holds the resolved optimizer, loss and metrics objects.
+        self.compile(**keras.saving.deserialize_keras_object(config))
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
     @classmethod
-    def from_preset(cls, preset, load_weights=True, **kwargs):
+    def from_preset(cls, preset, load_weights=True, preprocessor="auto",
+                    sequence_length=None, **kwargs):
         """Builds the task on a backbone loaded from a preset or directory.
 
         Heads stored with the checkpoint (e.g. the MLM/NSP heads, or a
         fine-tuned classifier) are loaded too when the directory has them.
+        When the directory has a vocabulary (Hugging Face, Google,
+        keras_bert or keras-hub layouts), the task's preprocessor is
+        attached, so `predict` and `fit` take raw text; without one the
+        model takes token ids and a warning says so.
+
+        Args:
+            preset: str. A checkpoint directory (see
+                `BertBackbone.from_preset`).
+            load_weights: bool. Load the weights, or build the
+                architecture only.
+            preprocessor: "auto" (build one from the directory's
+                vocabulary, or keep the one a task preset stored), None
+                (no preprocessor), or a preprocessor layer to attach.
+            sequence_length: int or None. Packed length of the attached
+                preprocessor; None keeps a stored one's, else the
+                preprocessor's default capped at the checkpoint's maximum.
+            **kwargs: `BertBackbone` overrides (e.g. `dropout`, `dtype`)
+                and task arguments (e.g. `num_classes`).
         """
         from keras_bert.checkpoints import load_task
 
-        return load_task(cls, preset, load_weights=load_weights, **kwargs)
+        model = load_task(cls, preset, load_weights=load_weights, **kwargs)
+        if preprocessor == "auto":
+            preprocessor = model._preset_preprocessor(preset, sequence_length)
+        model.preprocessor = preprocessor
+        return model
+
+    def _preset_preprocessor(self, preset, sequence_length):
+        from keras_bert.preprocessing.vocabulary_io import has_vocabulary
+
+        stored = self.preprocessor
+        if stored is not None:
+            if sequence_length in (None, stored.sequence_length):
+                return stored
+            config = {**stored.get_config(),
+                      "sequence_length": sequence_length}
+            return type(stored).from_config(config)
+        if not has_vocabulary(preset):
+            warnings.warn(
+                f"{preset} has no vocabulary (vocab.txt), so the "
+                f"{type(self).__name__} has no preprocessor and takes token "
+                "ids, not text. Pass preprocessor=... to attach one.",
+                stacklevel=3,
+            )
+            return None
+        return _import_object(self.preprocessor_class).from_preset(
+            preset, sequence_length=sequence_length,
+            **self.preprocessor_arguments())
+
+    def preprocessor_arguments(self):
+        """Arguments `from_preset` gives the preprocessor it attaches."""
+        return {}
 
     def save_to_preset(self, preset_dir):
         """Writes a keras_bert preset directory (config, weights, vocab)."""
         from keras_bert.checkpoints import save_to_preset
 
         save_to_preset(self, preset_dir)
+
+    def _takes_raw_input(self):
+        return self.preprocessor is not None and self.maps_preprocessor
+
+    def _to_dataset(self, x, y=None, sample_weight=None, batch_size=None,
+                    shuffle=False):
+        # Preprocessors are TF graph code, so the pipeline is built lazily in
+        # keras_bert.preprocessing; without one, inputs pass through as given.
+        from keras_bert.preprocessing.tasks.task_dataset import (
+            preprocessed_dataset,
+        )
+
+        return preprocessed_dataset(
+            self.preprocessor,
+            x,
+            y=y,
+            sample_weight=sample_weight,
+            batch_size=batch_size,
+            shuffle=shuffle,
+        )
+
+    def _size_schedule(self, x, batch_size, epochs, initial_epoch,
+                       steps_per_epoch):
+        if (self._sized_compile is None or self.optimizer is None
+                or int(self.optimizer.iterations) > 0):
+            return
+        steps = steps_per_epoch or _steps_per_epoch(x, batch_size)
+        if steps:
+            self._sized_compile(steps * max(epochs - initial_epoch, 1))
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1,
+            sample_weight=None, validation_data=None, shuffle=True,
+            initial_epoch=0, steps_per_epoch=None, **kwargs):
+        if self._takes_raw_input():
+            if validation_data is not None:
+                validation_data = self._to_dataset(
+                    *keras.utils.unpack_x_y_sample_weight(validation_data)
+                    if isinstance(validation_data, tuple)
+                    else (validation_data,),
+                    batch_size=batch_size,
+                )
+            x = self._to_dataset(x, y, sample_weight, batch_size, shuffle)
+            y = sample_weight = batch_size = None
+        if hasattr(x, "cardinality"):
+            # A tf.data pipeline orders itself (`_to_dataset` shuffled raw
+            # input); Keras would ignore `shuffle` with a warning.
+            shuffle = False
+        self._size_schedule(x, batch_size, epochs, initial_epoch,
+                            steps_per_epoch)
+        return super().fit(
+            x, y, batch_size=batch_size, epochs=epochs,
+            sample_weight=sample_weight, validation_data=validation_data,
+            shuffle=shuffle, initial_epoch=initial_epoch,
+            steps_per_epoch=steps_per_epoch, **kwargs,
+        )
+
+    def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
+                 **kwargs):
+        # `fit` evaluates on the validation set it already preprocessed.
+        if not self._takes_raw_input() or kwargs.get("_use_cached_eval_dataset"):
+            return super().evaluate(
+                x, y, batch_size=batch_size, sample_weight=sample_weight,
+                **kwargs,
+            )
+        x = self._to_dataset(x, y, sample_weight, batch_size)
+        return super().evaluate(x, **kwargs)
+
+    def predict(self, x, batch_size=None, **kwargs):
+        if not self._takes_raw_input():
+            return super().predict(x, batch_size=batch_size, **kwargs)
+        return super().predict(self._to_dataset(x, batch_size=batch_size),
+                               **kwargs)

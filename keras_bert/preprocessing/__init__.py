@@ -3,7 +3,11 @@
 from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 from keras_bert.preprocessing.bert_packer import BertPacker
 from keras_bert.preprocessing.bert_preprocessor import BertPreprocessor
+from keras_bert.preprocessing.bert_masked_lm_preprocessor import (
+    BertMaskedLMPreprocessor,
+)
 from keras_bert.preprocessing.masked_lm_masker import MaskedLMMasker
+from keras_bert.preprocessing.preprocessor import Preprocessor
 from keras_bert.preprocessing.next_sentence_pair_builder import (
     NextSentencePairBuilder,
 )

@@ -1,13 +1,11 @@
 import keras
 
-from keras_bert.preprocessing.bert_packer import BertPacker
-from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-from keras_bert.preprocessing.preprocessing_layer import PreprocessingLayer
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
+from keras_bert.preprocessing.preprocessor import Preprocessor
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertPreprocessor(PreprocessingLayer):
+class BertPreprocessor(Preprocessor):
     """Strings -> BERT's input dict: `BertTokenizer` then `BertPacker`.
 
     `x` is one text segment (a string or a batch of strings), a tuple of two
@@ -34,8 +32,6 @@ class BertPreprocessor(PreprocessingLayer):
     ['padding_mask', 'segment_ids', 'token_ids']
     """
 
-    nested_config_keys = ("tokenizer",)
-
     def __init__(
         self,
         tokenizer,
@@ -44,22 +40,10 @@ class BertPreprocessor(PreprocessingLayer):
         dynamic_padding=False,
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        if not isinstance(tokenizer, BertTokenizer):
-            raise TypeError(
-                "`tokenizer` must be a keras_bert.BertTokenizer; got "
-                f"{type(tokenizer).__name__}."
-            )
-        self.tokenizer = tokenizer
-        self.sequence_length = sequence_length
-        self.truncate = truncate
+        super().__init__(tokenizer, sequence_length=sequence_length,
+                         truncate=truncate, dynamic_padding=dynamic_padding,
+                         **kwargs)
         self.dynamic_padding = dynamic_padding
-        self.packer = BertPacker.from_tokenizer(
-            tokenizer,
-            sequence_length=sequence_length,
-            truncate=truncate,
-            dynamic_padding=dynamic_padding,
-        )
 
     @tf_preprocessing
     def call(self, x, y=None, sample_weight=None):
@@ -75,29 +59,7 @@ class BertPreprocessor(PreprocessingLayer):
         packed = self.packer(token_ids)
         return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
 
-    @classmethod
-    def from_preset(cls, directory, sequence_length=None, **kwargs):
-        """Builds the tokenizer with `BertTokenizer.from_preset(directory)`.
-
-        `sequence_length` defaults to the preset's `model_max_length`, or
-        512 when unknown.
-        """
-        tokenizer = BertTokenizer.from_preset(directory)
-        if sequence_length is None:
-            sequence_length = tokenizer.model_max_length or 512
-        return cls(tokenizer, sequence_length=sequence_length, **kwargs)
-
-    def save_to_preset(self, directory):
-        """Saves the tokenizer files (`BertTokenizer.save_to_preset`)."""
-        self.tokenizer.save_to_preset(directory)
-
     def get_config(self):
         config = super().get_config()
-        config.update(
-            {
-                "sequence_length": self.sequence_length,
-                "truncate": self.truncate,
-                "dynamic_padding": self.dynamic_padding,
-            }
-        )
+        config["dynamic_padding"] = self.dynamic_padding
         return config

@@ -269,7 +269,17 @@ class MaskedLMMasker(PreprocessingLayer):
         return tf.where(use_mask, self.mask_token_id, corrupted)
 
     @tf_preprocessing
-    def call(self, inputs):
+    def call(self, inputs, seed=None):
+        """Masks a batch.
+
+        Args:
+            inputs: token ids, or a dict with `token_ids` (see the class).
+            seed: optional int `[2]` tensor. When given, the masks are a
+                function of it alone (stateless), e.g. of a batch's index
+                in a stream, so a pipeline replays the same masks however
+                its map is parallelized or resumed; otherwise they come
+                from the layer's seeded generator.
+        """
         features = dict(inputs) if isinstance(inputs, dict) else {}
         token_ids = features.get("token_ids") if features else inputs
         if token_ids is None:
@@ -288,7 +298,11 @@ class MaskedLMMasker(PreprocessingLayer):
         dense = token_ids.to_tensor(-1) if ragged else token_ids
         dense = tf.cast(dense, tf.int32)
 
-        seeds = self._generator.make_seeds(3)
+        if seed is None:
+            seeds = self._generator.make_seeds(3)
+        else:
+            seeds = tf.transpose(tf.random.experimental.stateless_split(
+                tf.cast(seed, tf.int64), 3))
         selected = self._select(dense, seeds[:, 0])
         corrupted = self._corrupt(dense, selected, seeds)
         length = tf.shape(dense)[1]

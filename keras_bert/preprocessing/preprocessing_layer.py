@@ -78,7 +78,7 @@ def convert_inputs(value):
         return _list_to_tf(value)
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "USO":
-            return tf.constant(value.astype(object).tolist())
+            return _list_to_tf(value.tolist())
         return tf.constant(value)
     if isinstance(value, (bool, int, float, np.number)):
         return tf.constant(value)

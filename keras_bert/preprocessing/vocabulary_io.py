@@ -10,7 +10,12 @@ A tokenizer preset is a directory. `read_tokenizer_preset` understands:
 * original Google BERT checkpoint directories (`vocab.txt` only): the casing
   is inferred from the vocabulary (see `infer_lowercase`) and
   `model_max_length` from `bert_config.json`/`config.json`
-  (`max_position_embeddings`).
+  (`max_position_embeddings`);
+* keras-hub BERT presets: `assets/tokenizer/vocabulary.txt`, with the
+  settings read from `tokenizer.json`, which there is the Keras-serialized
+  keras-hub `BertTokenizer` (told apart from Hugging Face's file by its
+  `class_name`/`config` keys), and `model_max_length` from `config.json`'s
+  `max_sequence_length`.
 """
 
 import json
@@ -26,6 +31,9 @@ _HF_SPECIAL_KEYS = {"unknown_token": "unk_token", "pad_token": "pad_token",
                     "mask_token": "mask_token"}
 # HF writes a huge sentinel (int(1e30)) when the maximum length is unknown.
 _UNKNOWN_MAX_LENGTH = 10**9
+KERAS_HUB_VOCABULARY_FILE = os.path.join("assets", "tokenizer",
+                                         "vocabulary.txt")
+_KERAS_HUB_TOKENIZERS = ("keras_hub>BertTokenizer", "keras_nlp>BertTokenizer")
 
 
 def load_vocabulary(vocabulary):
@@ -102,12 +110,55 @@ def _max_length(value):
     return None
 
 
+def _is_keras_config(config):
+    return isinstance(config.get("config"), dict) and "class_name" in config
+
+
+def _keras_hub_tokenizer(directory, config, source):
+    """`BertTokenizer` arguments from a keras-hub preset's tokenizer.json."""
+    name = config.get("registered_name")
+    if name not in _KERAS_HUB_TOKENIZERS:
+        raise ValueError(
+            f"'{source}' describes registered_name {name!r} (class_name "
+            f"{config.get('class_name')!r}); keras_bert reads keras-hub's "
+            "'keras_hub>BertTokenizer' only."
+        )
+    settings = config["config"]
+    fixed = {"split": True, "suffix_indicator": "##"}
+    for key, supported in fixed.items():
+        if settings.get(key, supported) != supported:
+            raise ValueError(
+                f"'{source}': {key}={settings[key]!r} is not supported by "
+                f"keras_bert's BertTokenizer (only {supported!r})."
+            )
+    vocabulary = settings.get("vocabulary")
+    if not isinstance(vocabulary, (list, tuple)):
+        vocabulary = os.path.join(directory, KERAS_HUB_VOCABULARY_FILE)
+    kwargs = {
+        "vocabulary": load_vocabulary(vocabulary),
+        # keras-hub's defaults, for configs that leave a field out.
+        "lowercase": bool(settings.get("lowercase", False)),
+        "strip_accents": bool(settings.get("strip_accents", False)),
+        "split_cjk": bool(settings.get("split_on_cjk", True)),
+        "unknown_token": settings.get("oov_token", "[UNK]"),
+        "special_tokens_in_strings": bool(
+            settings.get("special_tokens_in_strings", False)),
+    }
+    backbone_path = os.path.join(directory, "config.json")
+    if os.path.isfile(backbone_path):
+        backbone = _read_json(backbone_path).get("config") or {}
+        kwargs["model_max_length"] = _max_length(
+            backbone.get("max_sequence_length"))
+    return kwargs
+
+
 def has_vocabulary(directory):
     """True when `directory` holds a vocabulary `read_tokenizer_preset` reads.
 
     Task presets use this to decide whether to attach a preprocessor; it
-    reads file names only (plus `tokenizer.json`'s model type), so it is
-    cheap and never raises for a readable directory.
+    reads file names only (plus `tokenizer.json`'s model type, or its class
+    in a keras-hub preset), so it is cheap and never raises for a readable
+    directory.
     """
     directory = os.fspath(directory)
     if os.path.isfile(os.path.join(directory, VOCABULARY_FILE)):
@@ -119,6 +170,11 @@ def has_vocabulary(directory):
         hf_json = _read_json(hf_json_path)
     except (ValueError, UnicodeDecodeError):
         return False
+    if _is_keras_config(hf_json):
+        inline = isinstance(hf_json["config"].get("vocabulary"), list)
+        return hf_json.get("registered_name") in _KERAS_HUB_TOKENIZERS and (
+            inline or os.path.isfile(os.path.join(directory,
+                                                  KERAS_HUB_VOCABULARY_FILE)))
     return (hf_json.get("model") or {}).get("type") == "WordPiece"
 
 
@@ -134,6 +190,8 @@ def read_tokenizer_preset(directory):
     hf_json_path = os.path.join(directory, "tokenizer.json")
     config_path = os.path.join(directory, CONFIG_FILE)
     hf_json = _read_json(hf_json_path) if os.path.isfile(hf_json_path) else {}
+    if _is_keras_config(hf_json):
+        return _keras_hub_tokenizer(directory, hf_json, hf_json_path)
     if os.path.isfile(vocab_path):
         kwargs = {"vocabulary": load_vocabulary(vocab_path)}
     elif (hf_json.get("model") or {}).get("type") == "WordPiece":

@@ -7,8 +7,8 @@ import numpy as np
 from keras import ops
 
 from keras_bert.models.bert_pretrainer import BertPretrainer
-from keras_bert.training.pretraining_checkpoint import PretrainingCheckpoint
-from keras_bert.training.pretraining_job import PretrainingJob
+from keras_bert.training.pretraining.pretraining_checkpoint import PretrainingCheckpoint
+from keras_bert.training.pretraining.pretraining_job import PretrainingJob
 from tests.commands.cli_helpers import run_cli
 from tests.test_case import TestCase
 from tests.training.toy_corpus import write_lines
@@ -106,9 +106,9 @@ class PretrainCommandTest(TestCase):
     def test_resume_after_a_kill_continues_step_and_optimizer(self):
         output = os.path.join(self.root, "resumed")
 
-        def job(print_fn=print):
+        def job(print_fn=print, directory=output):
             return PretrainingJob(
-                output, corpus_files=[self.corpus],
+                directory, corpus_files=[self.corpus],
                 vocabulary=self.vocabulary, config=SMALL_MODEL, steps=8,
                 batch_size=8, sequence_length=24, heldout_fraction=0.3,
                 log_every=2, checkpoint_every=2, resume=True,
@@ -150,6 +150,19 @@ class PretrainCommandTest(TestCase):
         with open(os.path.join(output, "metrics.jsonl")) as file:
             rates = [json.loads(line)["learning_rate"] for line in file]
         self.assertEqual(rates, sorted(rates, reverse=True))
+        # And it ends where an unbroken run ends: the same pairs, masks,
+        # weights and held-out figures.
+        resumed = second.evaluate(max_batches=2)
+        unbroken = job(None, os.path.join(self.root, "unbroken"))
+        unbroken.prepare()
+        unbroken.train()
+        for a, b in zip(second.model.weights, unbroken.model.weights):
+            np.testing.assert_allclose(ops.convert_to_numpy(a),
+                                       ops.convert_to_numpy(b), atol=1e-6)
+        expected = unbroken.evaluate(max_batches=2)
+        for key in ("masked_tokens", "mlm_accuracy", "mlm_loss",
+                    "nsp_accuracy"):
+            self.assertAlmostEqual(resumed[key], expected[key], places=5)
 
     def test_interrupted_save_keeps_the_previous_checkpoint(self):
         output = os.path.join(self.root, "saves")

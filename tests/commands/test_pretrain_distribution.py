@@ -21,8 +21,8 @@ from keras_bert.checkpoints import save_to_preset
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.training.optimizers import create_optimizer
-from keras_bert.training.pretraining_checkpoint import PretrainingCheckpoint
-from keras_bert.training.pretraining_job import PretrainingJob
+from keras_bert.training.pretraining.pretraining_checkpoint import PretrainingCheckpoint
+from keras_bert.training.pretraining.pretraining_job import PretrainingJob
 from tests.commands.test_pretrain_command import SMALL_MODEL
 from tests.commands.test_pretrain_command import logged_steps
 from tests.commands.test_pretrain_command import run_cli

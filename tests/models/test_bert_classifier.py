@@ -85,7 +85,7 @@ class BertClassifierTest(TestCase):
         model = classifier(
             preprocessor=BertPreprocessor(tokenizer, sequence_length=8),
             vocabulary_size=len(VOCABULARY))
-        model.compile(learning_rate=1e-2)
+        model.compile(learning_rate=1e-2, num_train_steps=None)
         # Several steps per epoch: each epoch restarts the tf.data pipeline.
         history = model.fit(SENTENCES * 8, np.tile(LABELS, 8), batch_size=8,
                             epochs=5, verbose=0)

@@ -62,7 +62,7 @@ class BertTokenClassifierTest(TestCase):
             BertTokenizer(VOCABULARY), sequence_length=10)
         model = tagger(preprocessor=preprocessor,
                        vocabulary_size=len(VOCABULARY))
-        model.compile(learning_rate=1e-2)
+        model.compile(learning_rate=1e-2, num_train_steps=None)
         # Several steps per epoch: each epoch restarts the tf.data pipeline.
         history = model.fit(SENTENCES * 8, TAGS * 8, batch_size=4, epochs=4,
                             verbose=0)

@@ -2,11 +2,11 @@ import json
 import os
 
 from keras_bert.preprocessing import BertTokenizer
-from keras_bert.training.pair_shards import read_pair_shards
-from keras_bert.training.pair_shards import write_corpus_shards
-from keras_bert.training.pair_shards import write_pair_shards
-from keras_bert.training.pretraining_data import pair_dataset
-from keras_bert.training.text_corpus import TextCorpus
+from keras_bert.training.pretraining.pair_shards import read_pair_shards
+from keras_bert.training.pretraining.pair_shards import write_corpus_shards
+from keras_bert.training.pretraining.pair_shards import write_pair_shards
+from keras_bert.training.pretraining.pretraining_data import pair_dataset
+from keras_bert.training.pretraining.text_corpus import TextCorpus
 from tests.test_case import TestCase
 from tests.training.toy_corpus import toy_vocabulary
 from tests.training.toy_corpus import write_toy_corpus

@@ -6,10 +6,10 @@ import numpy as np
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.preprocessing import BertTokenizer
-from keras_bert.training.pretraining_data import batch_pairs
-from keras_bert.training.pretraining_data import contiguous_spans
-from keras_bert.training.pretraining_data import pair_dataset
-from keras_bert.training.text_corpus import TextCorpus
+from keras_bert.training.pretraining.pretraining_data import batch_pairs
+from keras_bert.training.pretraining.pretraining_data import contiguous_spans
+from keras_bert.training.pretraining.pretraining_data import pair_dataset
+from keras_bert.training.pretraining.text_corpus import TextCorpus
 from tests.test_case import TestCase
 from tests.training.toy_corpus import toy_vocabulary
 from tests.training.toy_corpus import write_lines

@@ -2,9 +2,9 @@ import os
 
 import pytest
 
-from keras_bert.training.python_docs_corpus import python_docs_documents
-from keras_bert.training.python_docs_corpus import write_sentences_file
-from keras_bert.training.text_corpus import TextCorpus
+from keras_bert.training.pretraining.python_docs_corpus import python_docs_documents
+from keras_bert.training.pretraining.python_docs_corpus import write_sentences_file
+from keras_bert.training.pretraining.text_corpus import TextCorpus
 from tests.test_case import TestCase
 
 SOURCE = '''"""A module about widgets.

@@ -1,7 +1,7 @@
 import os
 
-from keras_bert.training.text_corpus import TextCorpus
-from keras_bert.training.text_corpus import detect_format
+from keras_bert.training.pretraining.text_corpus import TextCorpus
+from keras_bert.training.pretraining.text_corpus import detect_format
 from tests.test_case import TestCase
 from tests.training.toy_corpus import toy_documents
 from tests.training.toy_corpus import write_lines

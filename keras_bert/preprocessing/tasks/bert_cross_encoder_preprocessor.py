@@ -2,16 +2,15 @@ import keras
 import tensorflow as tf
 
 from keras_bert.preprocessing.bert_packer import BertPacker
-from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-from keras_bert.preprocessing.preprocessing_layer import PreprocessingLayer
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
+from keras_bert.preprocessing.preprocessor import Preprocessor
 from keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor import (
     pack_choices,
 )
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertCrossEncoderPreprocessor(PreprocessingLayer):
+class BertCrossEncoderPreprocessor(Preprocessor):
     """(query, passage) -> `[CLS] query [SEP] passage [SEP]` for reranking.
 
     `x = (queries, passages)`: with passages `[batch]` strings, one packed
@@ -38,21 +37,10 @@ class BertCrossEncoderPreprocessor(PreprocessingLayer):
     (1, 2, 6)
     """
 
-    nested_config_keys = ("tokenizer",)
-
     def __init__(self, tokenizer, sequence_length=512,
                  truncate="longest_first", **kwargs):
-        super().__init__(**kwargs)
-        if not isinstance(tokenizer, BertTokenizer):
-            raise TypeError(
-                "`tokenizer` must be a keras_bert.BertTokenizer; got "
-                f"{type(tokenizer).__name__}."
-            )
-        self.tokenizer = tokenizer
-        self.sequence_length = sequence_length
-        self.truncate = truncate
-        self.packer = BertPacker.from_tokenizer(
-            tokenizer, sequence_length=sequence_length, truncate=truncate)
+        super().__init__(tokenizer, sequence_length=sequence_length,
+                         truncate=truncate, **kwargs)
 
     @tf_preprocessing
     def call(self, x, y=None, sample_weight=None):
@@ -85,17 +73,3 @@ class BertCrossEncoderPreprocessor(PreprocessingLayer):
             self.tokenizer(tf.constant(list(passages), tf.string))))
         return {key: keras.ops.convert_to_numpy(value)
                 for key, value in packed.items()}
-
-    @classmethod
-    def from_preset(cls, directory, sequence_length=None, **kwargs):
-        """Reads the tokenizer of `directory`; `sequence_length` defaults to
-        its `model_max_length`, else 512."""
-        tokenizer = BertTokenizer.from_preset(directory)
-        return cls(tokenizer, sequence_length=(
-            sequence_length or tokenizer.model_max_length or 512), **kwargs)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(sequence_length=self.sequence_length,
-                      truncate=self.truncate)
-        return config

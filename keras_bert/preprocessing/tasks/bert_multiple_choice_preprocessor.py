@@ -1,10 +1,8 @@
 import keras
 import tensorflow as tf
 
-from keras_bert.preprocessing.bert_packer import BertPacker
-from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-from keras_bert.preprocessing.preprocessing_layer import PreprocessingLayer
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
+from keras_bert.preprocessing.preprocessor import Preprocessor
 
 
 def pack_choices(tokenizer, packer, prompts, choices):
@@ -18,7 +16,7 @@ def pack_choices(tokenizer, packer, prompts, choices):
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertMultipleChoicePreprocessor(PreprocessingLayer):
+class BertMultipleChoicePreprocessor(Preprocessor):
     """(prompt, choices) -> one packed `[CLS] prompt [SEP] choice [SEP]` per
     choice, shaped `(batch, num_choices, sequence_length)`.
 
@@ -40,22 +38,10 @@ class BertMultipleChoicePreprocessor(PreprocessingLayer):
     (1, 3, 6)
     """
 
-    nested_config_keys = ("tokenizer",)
-
     def __init__(self, tokenizer, sequence_length=128,
                  truncate="longest_first", **kwargs):
-        super().__init__(**kwargs)
-        if not isinstance(tokenizer, BertTokenizer):
-            raise TypeError(
-                "`tokenizer` must be a keras_bert.BertTokenizer; got "
-                f"{type(tokenizer).__name__}."
-            )
-        self.tokenizer = tokenizer
-        self.sequence_length = sequence_length
-        self.truncate = truncate
-        self.packer = BertPacker.from_tokenizer(
-            tokenizer, sequence_length=sequence_length, truncate=truncate
-        )
+        super().__init__(tokenizer, sequence_length=sequence_length,
+                         truncate=truncate, **kwargs)
 
     @tf_preprocessing
     def call(self, x, y=None, sample_weight=None):
@@ -73,13 +59,3 @@ class BertMultipleChoicePreprocessor(PreprocessingLayer):
             )
         packed = pack_choices(self.tokenizer, self.packer, prompts, choices)
         return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "sequence_length": self.sequence_length,
-                "truncate": self.truncate,
-            }
-        )
-        return config

@@ -3,8 +3,7 @@ import logging
 import keras
 import numpy as np
 
-from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-from keras_bert.preprocessing.preprocessing_layer import PreprocessingLayer
+from keras_bert.preprocessing.preprocessor import Preprocessor
 from keras_bert.preprocessing.tasks.answer_spans import best_answer_spans
 
 logger = logging.getLogger(__name__)
@@ -25,7 +24,7 @@ def _answer_tokens(starts, ends, answer_start, answer_end):
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertQuestionAnswererPreprocessor(PreprocessingLayer):
+class BertQuestionAnswererPreprocessor(Preprocessor):
     """SQuAD-style windows over (question, context) pairs, and back to text.
 
     Each question is tokenized and cut to `max_query_length` pieces. Its
@@ -48,8 +47,12 @@ class BertQuestionAnswererPreprocessor(PreprocessingLayer):
     Args:
         tokenizer: `keras_bert.BertTokenizer`.
         sequence_length: int. Window length in tokens (BERT: 384).
-        doc_stride: int. Tokens between the starts of two windows (128).
-        max_query_length: int. Question pieces kept (64).
+        doc_stride: int or None. Tokens between the starts of two windows;
+            None is BERT's 128, or half the context room when that is
+            less, so an answer near one window's edge is whole in the next.
+        max_query_length: int or None. Question pieces kept; None is
+            BERT's 64 (in 384 tokens), or a sixth of `sequence_length`
+            when that is less.
 
     Example:
     >>> tokenizer = keras_bert.BertTokenizer(
@@ -62,16 +65,14 @@ class BertQuestionAnswererPreprocessor(PreprocessingLayer):
     ((2, 12), [0, 0])
     """
 
-    nested_config_keys = ("tokenizer",)
-
-    def __init__(self, tokenizer, sequence_length=384, doc_stride=128,
-                 max_query_length=64, **kwargs):
-        super().__init__(**kwargs)
-        if not isinstance(tokenizer, BertTokenizer):
-            raise TypeError(
-                "`tokenizer` must be a keras_bert.BertTokenizer; got "
-                f"{type(tokenizer).__name__}."
-            )
+    def __init__(self, tokenizer, sequence_length=384, doc_stride=None,
+                 max_query_length=None, **kwargs):
+        super().__init__(tokenizer, sequence_length=sequence_length, **kwargs)
+        if max_query_length is None:
+            max_query_length = min(64, sequence_length // 6)
+        if doc_stride is None:
+            doc_stride = max(1, min(128, (sequence_length - max_query_length
+                                          - 3) // 2))
         context_room = sequence_length - max_query_length - 3
         if context_room < 1:
             raise ValueError(
@@ -85,8 +86,6 @@ class BertQuestionAnswererPreprocessor(PreprocessingLayer):
                 f"context room {context_room} (sequence_length - "
                 "max_query_length - 3), or windows would skip tokens."
             )
-        self.tokenizer = tokenizer
-        self.sequence_length = sequence_length
         self.doc_stride = doc_stride
         self.max_query_length = max_query_length
 
@@ -235,7 +234,6 @@ class BertQuestionAnswererPreprocessor(PreprocessingLayer):
         config = super().get_config()
         config.update(
             {
-                "sequence_length": self.sequence_length,
                 "doc_stride": self.doc_stride,
                 "max_query_length": self.max_query_length,
             }

@@ -3,9 +3,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.preprocessing.bert_packer import BertPacker
-from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-from keras_bert.preprocessing.preprocessing_layer import PreprocessingLayer
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
+from keras_bert.preprocessing.preprocessor import Preprocessor
 
 
 def _is_text(value):
@@ -13,7 +12,7 @@ def _is_text(value):
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertTextEmbedderPreprocessor(PreprocessingLayer):
+class BertTextEmbedderPreprocessor(Preprocessor):
     """Texts -> `[CLS] text [SEP]` rows for `BertTextEmbedder`, one text each.
 
     Two kinds of input:
@@ -48,22 +47,11 @@ class BertTextEmbedderPreprocessor(PreprocessingLayer):
     [0]
     """
 
-    nested_config_keys = ("tokenizer",)
-
     def __init__(self, tokenizer, sequence_length=256, dynamic_padding=False,
                  **kwargs):
-        super().__init__(**kwargs)
-        if not isinstance(tokenizer, BertTokenizer):
-            raise TypeError(
-                "`tokenizer` must be a keras_bert.BertTokenizer; got "
-                f"{type(tokenizer).__name__}."
-            )
-        self.tokenizer = tokenizer
-        self.sequence_length = sequence_length
+        super().__init__(tokenizer, sequence_length=sequence_length,
+                         dynamic_padding=dynamic_padding, **kwargs)
         self.dynamic_padding = dynamic_padding
-        self.packer = BertPacker.from_tokenizer(
-            tokenizer, sequence_length=sequence_length,
-            dynamic_padding=dynamic_padding)
 
     def _pack(self, texts):
         return self.packer(self.tokenizer(texts))
@@ -111,20 +99,7 @@ class BertTextEmbedderPreprocessor(PreprocessingLayer):
                   for key, value in packer(token_ids).items()}
         return packed, num_truncated
 
-    @classmethod
-    def from_preset(cls, directory, sequence_length=None, **kwargs):
-        """Reads the tokenizer of `directory` (`BertTokenizer.from_preset`).
-
-        `sequence_length` defaults to the tokenizer's `model_max_length`,
-        else 512. Other `kwargs` go to `BertTokenizer.from_preset` (e.g.
-        `lowercase=True`).
-        """
-        tokenizer = BertTokenizer.from_preset(directory, **kwargs)
-        return cls(tokenizer, sequence_length=(
-            sequence_length or tokenizer.model_max_length or 512))
-
     def get_config(self):
         config = super().get_config()
-        config.update(sequence_length=self.sequence_length,
-                      dynamic_padding=self.dynamic_padding)
+        config["dynamic_padding"] = self.dynamic_padding
         return config

@@ -3,10 +3,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.models.bert_token_classifier import IGNORE_LABEL
-from keras_bert.preprocessing.bert_packer import BertPacker
-from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-from keras_bert.preprocessing.preprocessing_layer import PreprocessingLayer
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
+from keras_bert.preprocessing.preprocessor import Preprocessor
 
 
 def _as_ragged_words(words):
@@ -23,7 +21,7 @@ def _as_ragged_words(words):
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertTokenClassifierPreprocessor(PreprocessingLayer):
+class BertTokenClassifierPreprocessor(Preprocessor):
     """Word lists (and word tags) -> BERT inputs with token-level labels.
 
     Each word is split into WordPieces; the word's label goes on its first
@@ -51,20 +49,8 @@ class BertTokenClassifierPreprocessor(PreprocessingLayer):
     [[-100, 1, 0, 0, 2, -100, -100, -100]]
     """
 
-    nested_config_keys = ("tokenizer",)
-
     def __init__(self, tokenizer, sequence_length=128, **kwargs):
-        super().__init__(**kwargs)
-        if not isinstance(tokenizer, BertTokenizer):
-            raise TypeError(
-                "`tokenizer` must be a keras_bert.BertTokenizer; got "
-                f"{type(tokenizer).__name__}."
-            )
-        self.tokenizer = tokenizer
-        self.sequence_length = sequence_length
-        self.packer = BertPacker.from_tokenizer(
-            tokenizer, sequence_length=sequence_length
-        )
+        super().__init__(tokenizer, sequence_length=sequence_length, **kwargs)
 
     def _word_pieces(self, words):
         """[batch, (words)] -> [batch, (words), (pieces)] token ids."""
@@ -134,12 +120,3 @@ class BertTokenClassifierPreprocessor(PreprocessingLayer):
             )
             positions.append(np.where(keep, starts, -1).tolist())
         return positions
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "sequence_length": self.sequence_length,
-            }
-        )
-        return config

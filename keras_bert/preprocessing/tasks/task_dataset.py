@@ -9,24 +9,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.preprocessing.preprocessing_layer import convert_inputs
+
 DEFAULT_BATCH_SIZE = 32
-
-
-def _to_tensor(value):
-    """Python/NumPy data -> tensors; lists of unequal lists become ragged."""
-    if value is None or isinstance(value, (tf.Tensor, tf.RaggedTensor)):
-        return value
-    if isinstance(value, dict):
-        return {key: _to_tensor(item) for key, item in value.items()}
-    if isinstance(value, tuple):
-        return tuple(_to_tensor(item) for item in value)
-    if isinstance(value, (list, np.ndarray)) and len(value) and isinstance(
-        value[0], (list, tuple, np.ndarray)
-    ):
-        lengths = {len(item) for item in value}
-        if len(lengths) > 1:
-            return tf.ragged.constant([list(item) for item in value])
-    return tf.convert_to_tensor(value)
 
 
 def preprocessed_dataset(preprocessor, x, y=None, sample_weight=None,
@@ -63,7 +48,7 @@ def preprocessed_dataset(preprocessor, x, y=None, sample_weight=None,
         # A tuple around `x` alone keeps a pair `(a, b)` one input.
         data = (x,) if y is None else (x, y) if sample_weight is None else (
             x, y, sample_weight)
-        data = tuple(_to_tensor(part) for part in data)
+        data = convert_inputs(data)
         dataset = tf.data.Dataset.from_tensor_slices(data)
         if shuffle:
             dataset = dataset.shuffle(

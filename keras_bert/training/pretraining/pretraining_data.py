@@ -5,20 +5,21 @@ Two stages, so that the second can also read pairs written offline:
 1. `pair_dataset`: a `tf.data.Dataset` of `(token_ids_a, token_ids_b,
    is_next)` streamed from a `TextCorpus` (tokenized one document at a
    time, pairs built as the original `create_pretraining_data` does).
-2. `batch_pairs`: shuffle, batch, pack `[CLS] A [SEP] B [SEP]` and mask
-   (fresh masks on every pass) with parallel `map` and `prefetch`, giving
-   `(x, y, sample_weight)` batches for `BertPretrainer.fit`.
+2. `batch_pairs`: shuffle, batch, then pack `[CLS] A [SEP] B [SEP]` and
+   mask (fresh masks on every pass) with `BertMaskedLMPreprocessor` in a
+   parallel `map` with `prefetch`, giving `(x, y, sample_weight)` batches
+   for `BertPretrainer.fit`.
 """
 
-import math
 import zlib
 
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.preprocessing import BertPacker
-from keras_bert.preprocessing import MaskedLMMasker
 from keras_bert.preprocessing import NextSentencePairBuilder
+from keras_bert.preprocessing.bert_masked_lm_preprocessor import (
+    BertMaskedLMPreprocessor,
+)
 
 _PAIR_SPEC = (
     tf.TensorSpec([None], tf.int32),
@@ -168,7 +169,8 @@ def batch_pairs(
         shuffle_buffer_size: int. 0 keeps the order.
         skip_pairs: int. Drop this many shuffled pairs first (resuming).
         drop_remainder: bool. Drop a last, smaller batch.
-        seed: int. Seeds the shuffle and the masker.
+        seed: int. Seeds the shuffle and, with each batch's index in the
+            stream, its masks.
 
     Returns:
         A dataset of `(x, y, sample_weight)`: `x` the model inputs
@@ -176,36 +178,31 @@ def batch_pairs(
         `y` `{"mlm_logits": mask_ids, "nsp_logits": is_next}` and
         `sample_weight` `{"mlm_logits": mask_weights, "nsp_logits": 1}`.
     """
-    if mask_selection_length is None:
-        mask_selection_length = math.ceil(mask_selection_rate * sequence_length)
-    packer = BertPacker.from_tokenizer(tokenizer, sequence_length)
-    masker = MaskedLMMasker.from_tokenizer(
+    preprocessor = BertMaskedLMPreprocessor(
         tokenizer,
+        sequence_length=sequence_length,
         mask_selection_rate=mask_selection_rate,
         mask_selection_length=mask_selection_length,
         whole_word_masking=whole_word_masking,
+        next_sentence_prediction=next_sentence_prediction,
         seed=seed,
     )
 
-    def pack_and_mask(token_ids_a, token_ids_b, is_next):
-        segments = (token_ids_a, token_ids_b)
-        packed = packer(segments if next_sentence_prediction else segments[0])
-        masked = masker(packed)
-        x = {
-            key: masked[key]
-            for key in ("token_ids", "segment_ids", "padding_mask",
-                        "mask_positions")
-        }
-        y = {"mlm_logits": masked["mask_ids"]}
-        weights = {"mlm_logits": masked["mask_weights"]}
+    def pack_and_mask(index, pairs):
+        token_ids_a, token_ids_b, is_next = pairs
+        # The masks are a function of the seed and the batch's index in
+        # the stream: the same however the map is parallelized, and again
+        # when a resumed run replays the stream.
+        batch_seed = tf.stack([tf.constant(seed, tf.int64), index])
         if next_sentence_prediction:
-            y["nsp_logits"] = is_next
-            weights["nsp_logits"] = tf.ones_like(is_next, tf.float32)
-        return x, y, weights
+            return preprocessor((token_ids_a, token_ids_b), is_next,
+                                seed=batch_seed)
+        return preprocessor(token_ids_a, seed=batch_seed)
 
     if shuffle_buffer_size:
         pairs = pairs.shuffle(shuffle_buffer_size, seed=seed)
     pairs = pairs.skip(skip_pairs)
     batches = pairs.ragged_batch(batch_size, drop_remainder=drop_remainder)
+    batches = batches.enumerate(start=skip_pairs // batch_size)
     batches = batches.map(pack_and_mask, num_parallel_calls=tf.data.AUTOTUNE)
     return batches.prefetch(tf.data.AUTOTUNE)

@@ -11,26 +11,38 @@ import keras
 
 from keras_bert.training.loss_curves import plot_loss_curves
 from keras_bert.training.loss_curves import read_metrics
-from keras_bert.training.pretraining_data import batch_pairs
-from keras_bert.training.pretraining_data import pair_dataset
-from keras_bert.training.pretraining_data import tokenize_documents
-from keras_bert.training.pretraining_evaluation import evaluate_pretraining
-from keras_bert.training.pretraining_evaluation import fill_mask_examples
-from keras_bert.training.pretraining_evaluation import unigram_counts
+from keras_bert.training.pretraining.pretraining_data import batch_pairs
+from keras_bert.training.pretraining.pretraining_data import pair_dataset
+from keras_bert.training.pretraining.pretraining_data import tokenize_documents
+from keras_bert.training.pretraining.pretraining_evaluation import evaluate_pretraining
+from keras_bert.training.pretraining.pretraining_evaluation import fill_mask_examples
+from keras_bert.training.pretraining.pretraining_evaluation import unigram_counts
 
 
 def heldout_evaluation(model, corpus, tokenizer, sequence_length, batch_size,
-                       next_sentence_prediction, seed, max_batches=50):
+                       next_sentence_prediction, seed, max_batches=100,
+                       passes=3):
     """Held-out masked-token and NSP accuracy next to their baselines.
+
+    The held-out text is read `passes` times, each pass with its own
+    pairs, random B segments and masks (seeded, so every run and model is
+    scored on the same ones): a small held-out split then still gives
+    thousands of masked tokens and hundreds of sentence pairs.
 
     Returns `evaluate_pretraining`'s dict, plus `most_frequent_token` and
     `fill_mask_examples` (a few held-out sentences with one word masked).
     """
+    pairs = pair_dataset(corpus, tokenizer, sequence_length, "heldout",
+                         next_sentence_prediction, seed=seed + 1,
+                         repeat=False)
+    for draw in range(2, passes + 1):
+        pairs = pairs.concatenate(pair_dataset(
+            corpus, tokenizer, sequence_length, "heldout",
+            next_sentence_prediction, seed=seed + draw, repeat=False))
     heldout = batch_pairs(
-        pair_dataset(corpus, tokenizer, sequence_length, "heldout",
-                     next_sentence_prediction, seed=seed + 1, repeat=False),
-        tokenizer, sequence_length, batch_size, next_sentence_prediction,
-        shuffle_buffer_size=0, drop_remainder=False, seed=seed + 1,
+        pairs, tokenizer, sequence_length, batch_size,
+        next_sentence_prediction, shuffle_buffer_size=0,
+        drop_remainder=False, seed=seed + 1,
     )
     tokenized = tokenize_documents(corpus.documents("train"), tokenizer)
     counts = unigram_counts(

@@ -130,7 +130,8 @@ def fill_mask_examples(model, tokenizer, documents, count=5, seed=0):
 
     Returns:
         A list of dicts: `text` (with the mask), `answer`, `predictions`
-        (the top `(token, probability)` pairs) and `correct` (top-1 hit).
+        (the top five `(token, probability)` pairs), `correct` (top-1 hit)
+        and `rank` (the answer's place among the predictions, or None).
     """
     from keras_bert.training.fill_mask import fill_mask
 
@@ -153,9 +154,12 @@ def fill_mask_examples(model, tokenizer, documents, count=5, seed=0):
                         + words[index + 1:])
         predictions = fill_mask(model, tokenizer, text)[0]
         expected = answer.lower() if lowercase else answer
+        guesses = [token for token, _ in predictions]
         examples.append({"text": text, "answer": answer,
                          "predictions": predictions,
-                         "correct": predictions[0][0] == expected})
+                         "correct": guesses[0] == expected,
+                         "rank": (guesses.index(expected) + 1
+                                  if expected in guesses else None)})
         if len(examples) == count:
             break
     return examples

@@ -158,7 +158,7 @@ def write_corpus_shards(
     Returns:
         The manifest dict.
     """
-    from keras_bert.training.pretraining_data import pair_dataset
+    from keras_bert.training.pretraining.pretraining_data import pair_dataset
 
     if passes < 1:
         raise ValueError(f"passes must be >= 1; got {passes}.")

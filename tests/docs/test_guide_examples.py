@@ -1,0 +1,62 @@
+"""The Python blocks of the guides run as written and print what they say.
+
+A guide listed here is run top to bottom as one script, in a fresh
+process under the current backend and in a temporary folder (so the files
+it writes go there). A `print(...)` whose statement ends in a comment
+promises that output: `print(x.shape)  # (1, 2)` must print `(1, 2)`.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+GUIDES = ["docs/guides/keras_hub_users.md"]
+
+
+def python_blocks(path):
+    with open(os.path.join(ROOT, path)) as file:
+        text = file.read()
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
+def promised_output(code):
+    """The comment ending each print statement, in order."""
+    promised, depth, statement = [], 0, None
+    for line in code.splitlines():
+        if statement is None and line.startswith("print("):
+            statement, depth = [], 0
+        if statement is None:
+            continue
+        code_part, _, comment = line.partition("  # ")
+        depth += code_part.count("(") - code_part.count(")")
+        if depth == 0:
+            if comment:
+                promised.append(comment.strip())
+            statement = None
+    return promised
+
+
+def test_promised_output_parsing():
+    code = ('print(a)  # 1\nx = 2  # not a print\nprint(f(\n'
+            '    b))  # (1, 3)\nprint(c)\n')
+    assert promised_output(code) == ["1", "(1, 3)"]
+
+
+@pytest.mark.large
+@pytest.mark.slow
+@pytest.mark.parametrize("guide", GUIDES)
+def test_guide_runs_and_prints_what_it_says(guide, tmp_path):
+    blocks = python_blocks(guide)
+    script = "\n".join(blocks)
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+        text=True, env={**os.environ, "PYTHONPATH": ROOT})
+    assert result.returncode == 0, result.stderr[-3000:]
+    printed = [line for line in result.stdout.splitlines() if line.strip()]
+    promised = [p for block in blocks for p in promised_output(block)]
+    assert printed == promised, (printed, promised)
