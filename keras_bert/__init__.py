@@ -21,6 +21,8 @@ _LAZY = {
     "BACKBONE_CONFIGS": "keras_bert.configs",
     "BertBackbone": "keras_bert.models.bert_backbone",
     "BertClassifier": "keras_bert.models.bert_classifier",
+    "BertCrossEncoder": "keras_bert.models.bert_cross_encoder",
+    "BertTextEmbedder": "keras_bert.models.bert_text_embedder",
     "BertMultipleChoice": "keras_bert.models.bert_multiple_choice",
     "BertPretrainer": "keras_bert.models.bert_pretrainer",
     "BertQuestionAnswerer": "keras_bert.models.bert_question_answerer",
@@ -41,6 +43,12 @@ _LAZY = {
         "keras_bert.preprocessing.tasks.bert_question_answerer_preprocessor",
     "BertMultipleChoicePreprocessor":
         "keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor",
+    "BertCrossEncoderPreprocessor":
+        "keras_bert.preprocessing.tasks.bert_cross_encoder_preprocessor",
+    "BertTextEmbedderPreprocessor":
+        "keras_bert.preprocessing.tasks.bert_text_embedder_preprocessor",
+    "MultipleNegativesRankingLoss":
+        "keras_bert.losses.multiple_negatives_ranking_loss",
     "export_saved_model": "keras_bert.export.saved_model_export",
     "export_onnx": "keras_bert.export.onnx_export",
     "export_to_huggingface": "keras_bert.checkpoints.saving",

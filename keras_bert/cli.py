@@ -23,6 +23,8 @@ COMMANDS = (
     "evaluate",
     "convert",
     "export",
+    "embed",
+    "search",
 )
 
 

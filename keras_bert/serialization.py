@@ -23,11 +23,14 @@ import sys
 REGISTERED_CLASSES = {
     "BertEmbeddings": "keras_bert.layers.bert_embeddings",
     "FusedQueryKeyValue": "keras_bert.layers.fused_query_key_value",
+    "SentencePooling": "keras_bert.layers.sentence_pooling",
     "MaskedLMHead": "keras_bert.layers.masked_lm_head",
     "MultiHeadSelfAttention": "keras_bert.layers.multi_head_self_attention",
     "TransformerEncoderBlock": "keras_bert.layers.transformer_encoder_block",
     "BertBackbone": "keras_bert.models.bert_backbone",
     "BertClassifier": "keras_bert.models.bert_classifier",
+    "BertCrossEncoder": "keras_bert.models.bert_cross_encoder",
+    "BertTextEmbedder": "keras_bert.models.bert_text_embedder",
     "BertMultipleChoice": "keras_bert.models.bert_multiple_choice",
     "BertPretrainer": "keras_bert.models.bert_pretrainer",
     "BertQuestionAnswerer": "keras_bert.models.bert_question_answerer",
@@ -43,6 +46,12 @@ REGISTERED_CLASSES = {
         "keras_bert.preprocessing.tasks.bert_token_classifier_preprocessor",
     "BertQuestionAnswererPreprocessor":
         "keras_bert.preprocessing.tasks.bert_question_answerer_preprocessor",
+    "BertCrossEncoderPreprocessor":
+        "keras_bert.preprocessing.tasks.bert_cross_encoder_preprocessor",
+    "BertTextEmbedderPreprocessor":
+        "keras_bert.preprocessing.tasks.bert_text_embedder_preprocessor",
+    "MultipleNegativesRankingLoss":
+        "keras_bert.losses.multiple_negatives_ranking_loss",
     "BertMultipleChoicePreprocessor":
         "keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor",
     "AdamW": "keras_bert.optimizers.adamw",

@@ -5,7 +5,7 @@ Floors, lowest first (docs/architecture.md draws them):
 
 0. shared plumbing: `version`, `configs`, `labels`, `serialization`,
    `file_swap`
-1. Keras-only building blocks: `layers`, `optimizers`, `metrics`
+1. Keras-only building blocks: `layers`, `optimizers`, `losses`, `metrics`
 2. `preprocessing` (TensorFlow graph code)
 3. `checkpoints` (reading and writing weights; given the model classes)
 4. `models` (they use everything below)
@@ -31,7 +31,8 @@ PACKAGE = os.path.join(ROOT, "keras_bert")
 FLOORS = [
     ("keras_bert.version", "keras_bert.configs", "keras_bert.labels",
      "keras_bert.serialization", "keras_bert.file_swap"),
-    ("keras_bert.layers", "keras_bert.optimizers", "keras_bert.metrics"),
+    ("keras_bert.layers", "keras_bert.optimizers", "keras_bert.losses",
+     "keras_bert.metrics"),
     ("keras_bert.preprocessing",),
     ("keras_bert.checkpoints",),
     ("keras_bert.models",),

@@ -110,6 +110,10 @@ def packed_outputs(model, kind, inputs, label_names=None,
             "sequence_output": outputs["sequence_output"],
             "pooled_output": outputs["pooled_output"],
         }
+    if kind == "text_embedder":
+        return {"embeddings": tf.cast(outputs, tf.float32)}
+    if kind == "cross_encoder":
+        return {"scores": tf.cast(outputs, tf.float32)}
     outputs = tf.cast(outputs, tf.float32)
     if kind in ("classifier", "multiple_choice"):
         return _class_outputs(outputs, label_names)

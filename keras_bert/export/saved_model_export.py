@@ -35,7 +35,9 @@ def export_saved_model(
 
     Outputs are named: `probabilities`, `label_ids` (classifiers),
     `tag_ids` (token classifier), `start_index`/`end_index`/`answer` (QA),
-    `pooled_output`/`sequence_output` (backbone), and more.
+    `pooled_output`/`sequence_output` (backbone), `embeddings` (text
+    embedder: one float32 vector per string), `scores` (cross-encoder,
+    inputs `query`/`passage`), and more.
 
     Under JAX or PyTorch the model is saved as a keras_bert preset (Keras
     config + weights) in a temporary directory and a
@@ -48,7 +50,7 @@ def export_saved_model(
     Args:
         model: a `BertBackbone` or a task model (`BertClassifier`,
             `BertTokenClassifier`, `BertQuestionAnswerer`,
-            `BertMultipleChoice`).
+            `BertMultipleChoice`, `BertTextEmbedder`, `BertCrossEncoder`).
         path: str. The SavedModel directory to create.
         include_preprocessing: bool. Strings in (True) or packed ints only.
         overwrite: bool. Replace an existing SavedModel at `path`.

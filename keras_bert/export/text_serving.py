@@ -25,6 +25,8 @@ DEFAULT_TEXT_INPUTS = {
     "token_classifier": ("text",),
     "question_answerer": ("question", "context"),
     "multiple_choice": ("prompt", "choices"),
+    "text_embedder": ("text",),
+    "cross_encoder": ("query", "passage"),
 }
 _ALLOWED_COUNTS = {
     "backbone": (1, 2),
@@ -32,6 +34,8 @@ _ALLOWED_COUNTS = {
     "token_classifier": (1,),
     "question_answerer": (2,),
     "multiple_choice": (2,),
+    "text_embedder": (1,),
+    "cross_encoder": (2,),
 }
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 

@@ -5,10 +5,14 @@ import numpy as np
 from keras import ops
 
 
-def predict_bucketed(model, x, batch_size=32, bucket_lengths=None):
-    """Runs `model` (a `BertBackbone`) on length-sorted, bucketed batches.
+def predict_bucketed(model, x, batch_size=32, bucket_lengths=None,
+                     progress=None):
+    """Runs `model` on length-sorted, bucketed batches.
 
-    See `BertBackbone.predict_bucketed`, which calls this.
+    See `BertBackbone.predict_bucketed`, which calls this. `model` is a
+    `BertBackbone` or a task model on one whose rows are independent (a
+    text embedder, a cross-encoder); `progress` is an optional
+    `keras.utils.Progbar` advanced by the rows of each batch.
     """
     x = {key: np.asarray(ops.convert_to_numpy(x[key])) for key in
          ("token_ids", "segment_ids", "padding_mask")}
@@ -19,7 +23,8 @@ def predict_bucketed(model, x, batch_size=32, bucket_lengths=None):
                        length - np.argmax(mask[:, ::-1], axis=1), 1)
     if bucket_lengths is None:
         bucket_lengths = list(range(16, 128, 16)) + list(
-            range(128, model.max_sequence_length + 1, 128))
+            range(128, getattr(model, "backbone", model).max_sequence_length
+                  + 1, 128))
     buckets = sorted({b for b in bucket_lengths if b < length} | {length})
     order = np.argsort(lengths, kind="stable")
     results = None
@@ -42,6 +47,10 @@ def predict_bucketed(model, x, batch_size=32, bucket_lengths=None):
             lambda result, out: _write_rows(
                 result, out[:real], rows[:real], bucket),
             results, outputs)
+        if progress is not None:
+            progress.add(real)
+    if not isinstance(results, dict):
+        return results
     # Inside a bucket, padded positions hold the model's (meaningless)
     # values; zero them so the result does not depend on the bucket.
     for key in ("sequence_output", "hidden_states"):

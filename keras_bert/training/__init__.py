@@ -31,6 +31,8 @@ _EXPORTS = {
     "PretrainingJob": "pretraining.pretraining_job",
     "PretrainingSettings": "pretraining.pretraining_settings",
     "StepBudget": "pretraining.step_budget",
+    "MultipleNegativesRankingLoss":
+        "keras_bert.losses.multiple_negatives_ranking_loss",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -48,6 +48,7 @@ def test_api_reference_covers_subpackages():
     import keras_bert.checkpoints
     import keras_bert.export
     import keras_bert.layers
+    import keras_bert.losses
     import keras_bert.metrics
     import keras_bert.optimizers
     import keras_bert.preprocessing
@@ -60,8 +61,9 @@ def test_api_reference_covers_subpackages():
         package.__name__: [n for n in _public_names(package)
                            if n not in documented]
         for package in (keras_bert.checkpoints, keras_bert.export,
-                        keras_bert.layers, keras_bert.metrics,
-                        keras_bert.optimizers, keras_bert.preprocessing,
+                        keras_bert.layers, keras_bert.losses,
+                        keras_bert.metrics, keras_bert.optimizers,
+                        keras_bert.preprocessing,
                         keras_bert.preprocessing.tasks,
                         keras_bert.training, keras_bert.visualization)
     }

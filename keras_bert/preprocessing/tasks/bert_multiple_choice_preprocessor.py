@@ -5,6 +5,16 @@ from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
 from keras_bert.preprocessing.preprocessor import Preprocessor
 
 
+def pack_choices(tokenizer, packer, prompts, choices):
+    """`[CLS] prompt [SEP] choice [SEP]` for each of `choices` `[batch, n]`,
+    shaped `(batch, n, sequence_length)` (`packer` pads to a fixed length)."""
+    num_choices = tf.shape(choices)[1]
+    packed = packer((tokenizer(tf.repeat(prompts, num_choices)),
+                     tokenizer(tf.reshape(choices, [-1]))))
+    return {key: tf.reshape(value, [-1, num_choices, packer.sequence_length])
+            for key, value in packed.items()}
+
+
 @keras.saving.register_keras_serializable(package="keras_bert")
 class BertMultipleChoicePreprocessor(Preprocessor):
     """(prompt, choices) -> one packed `[CLS] prompt [SEP] choice [SEP]` per
@@ -47,14 +57,5 @@ class BertMultipleChoicePreprocessor(Preprocessor):
                 f"[batch, num_choices]; got {prompts.shape} and "
                 f"{choices.shape}."
             )
-        num_choices = tf.shape(choices)[1]
-        repeated = tf.repeat(prompts, num_choices)
-        packed = self.packer(
-            (self.tokenizer(repeated),
-             self.tokenizer(tf.reshape(choices, [-1])))
-        )
-        packed = {
-            key: tf.reshape(value, [-1, num_choices, self.sequence_length])
-            for key, value in packed.items()
-        }
+        packed = pack_choices(self.tokenizer, self.packer, prompts, choices)
         return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)

@@ -1,0 +1,124 @@
+"""Encoding throughput: `BertTextEmbedder.encode` against
+sentence-transformers `encode`, all-MiniLM-L6-v2, same CPU, one run.
+
+    .venv/bin/python -m bench.bench_encode --rounds 3 \
+        --output /tmp/bench_results/encode.json
+
+Each library/backend is a worker process (`bench/common.py`); the workers
+are timed in turn, round after round, so they share the load's drift.
+A call encodes a whole set of texts, start to finish (tokenization,
+length sorting, batches of 32, vectors back as NumPy): `--sentences`
+SST-2 dev sentences (short) and `--paragraphs` SQuAD dev paragraphs
+(long, up to the model's 256 tokens). Reported: texts per second (median
+over rounds) and the paired ratio to sentence-transformers float32.
+float32 on both sides is the comparison that matters (the vectors agree
+to 1e-5); bfloat16 rows (keras_bert `dtype="mixed_bfloat16"`,
+sentence-transformers `model.bfloat16()`) are extra, and change the
+vectors by about 1e-2.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench import common  # noqa: E402
+from bench import retrieval_data  # noqa: E402
+
+BACKENDS = ("jax", "tensorflow", "torch")
+REFERENCE = "sentence-transformers float32"
+
+
+def read_texts(kind, count):
+    if kind == "paragraphs":
+        return retrieval_data.read_retrieval_set(retrieval_data.DEV)[2][:count]
+    with open(os.path.join(retrieval_data.DATA, "sst2", "dev.tsv"),
+              encoding="utf-8") as handle:
+        return [line.split("\t")[0] for line in handle][1:count + 1]
+
+
+def prepare_keras(case):
+    import keras_bert
+
+    kwargs = {"dtype": "mixed_bfloat16"} if case["dtype"] == "bfloat16" else {}
+    model = keras_bert.BertTextEmbedder.from_preset(common.minilm_dir(),
+                                                    **kwargs)
+    texts = read_texts(case["texts"], case["count"])
+    return lambda: model.encode(texts, batch_size=32, verbose=0)
+
+
+def prepare_sentence_transformers(case):
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(common.minilm_dir(), device="cpu")
+    if case["dtype"] == "bfloat16":
+        model.bfloat16()
+    texts = read_texts(case["texts"], case["count"])
+    return lambda: model.encode(texts, batch_size=32)
+
+
+def groups(args):
+    result = {}
+    for kind, count in (("sentences", args.sentences),
+                        ("paragraphs", args.paragraphs)):
+        members = []
+        for dtype in args.dtypes.split(","):
+            case = {"texts": kind, "count": count, "dtype": dtype}
+            members.append((f"sentence-transformers {dtype}",
+                            "sentence_transformers", case))
+            members += [(f"keras_bert/{backend} {dtype}", f"keras-{backend}",
+                         case) for backend in args.backends.split(",")]
+        result[f"{count} {kind}"] = members
+    return result
+
+
+def summarize(results, args):
+    table = {}
+    for group, rows in results.items():
+        count = int(group.split()[0])
+        reference = rows.get(REFERENCE, {})
+        table[group] = {}
+        for label, entry in rows.items():
+            if entry["error"] or not entry["rounds"]:
+                table[group][label] = {"error": entry["error"]}
+                continue
+            row = {"texts_per_second": round(
+                count / statistics.median(entry["rounds"]), 1)}
+            if reference.get("rounds") and label != REFERENCE:
+                row["vs_sentence_transformers"] = round(
+                    common.paired_speedup(entry, reference), 2)
+            table[group][label] = row
+    return table
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--worker")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--sentences", type=int, default=512)
+    parser.add_argument("--paragraphs", type=int, default=128)
+    parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--dtypes", default="float32,bfloat16")
+    parser.add_argument("--output")
+    args = parser.parse_args()
+    if args.worker:
+        common.serve(prepare_sentence_transformers
+                     if args.worker == "sentence_transformers"
+                     else prepare_keras)
+        return
+    machine = common.machine_info()
+    results = common.run_workers("bench.bench_encode", groups(args),
+                                 args.rounds, calls=1)
+    payload = {"machine": machine, "args": vars(args),
+               "table": summarize(results, args), "raw": results,
+               "load_average_at_end": round(os.getloadavg()[0], 2)}
+    print(json.dumps(payload["table"], indent=1))
+    if args.output:
+        common.write_json(args.output, payload)
+
+
+if __name__ == "__main__":
+    main()

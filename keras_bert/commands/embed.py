@@ -1,0 +1,89 @@
+"""`keras-bert embed`: one vector per text of a file, written as `.npy`.
+
+    keras-bert embed sentences.txt --model path/to/all-MiniLM-L6-v2
+    keras-bert embed data.tsv --column sentence --model DIR --output idx.npy
+
+FILE holds one text a line (blank lines skipped), or is a TSV/CSV/JSONL
+file whose `--column` holds the texts. `--model` is a sentence-transformers
+directory, a Hugging Face / Google BERT directory (mean pooling) or a
+keras_bert preset of a `BertTextEmbedder`. Writes OUTPUT (default: FILE
+with `.npy`), a float32 array `(texts, dim)` in file order, and next to it
+OUTPUT with `.json`: the model directory and the texts, which is what
+`keras-bert search OUTPUT "query"` reads.
+"""
+
+import json
+import os
+
+TABLE_EXTENSIONS = (".tsv", ".csv", ".jsonl")
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "embed", help="embed every text of a file into a .npy of vectors",
+        description=__doc__.split("\n\n", 2)[2])
+    parser.add_argument("file", metavar="FILE", help="texts: a text file "
+                        "(one a line) or a TSV/CSV/JSONL file")
+    parser.add_argument("--model", required=True, metavar="DIR",
+                        help="sentence-transformers, BERT or keras_bert "
+                        "directory")
+    parser.add_argument("--output", metavar="OUTPUT",
+                        help="the .npy to write (default: FILE.npy)")
+    parser.add_argument("--column", default="sentence",
+                        help="text column of a table (default: sentence)")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--sequence-length", type=int, metavar="N",
+                        help="longest input in tokens (default: the model's)")
+    parser.set_defaults(func=run)
+
+
+def read_texts(path, column="sentence"):
+    """The texts of a file: a column of a table, else its non-blank lines."""
+    if path.endswith(TABLE_EXTENSIONS):
+        from keras_bert.preprocessing.tasks import read_table
+
+        return read_table(path, [column])["texts"][0]
+    with open(path, encoding="utf-8") as file:
+        return [line.strip() for line in file if line.strip()]
+
+
+def index_paths(path):
+    """`(vectors .npy, metadata .json)` of an index named by either."""
+    stem = os.path.splitext(path)[0] if path.endswith((".npy", ".json")) else (
+        path)
+    return stem + ".npy", stem + ".json"
+
+
+def load_embedder(model_dir, sequence_length=None):
+    from keras_bert.models.bert_text_embedder import BertTextEmbedder
+
+    kwargs = {"sequence_length": sequence_length} if sequence_length else {}
+    model = BertTextEmbedder.from_preset(model_dir, **kwargs)
+    if model.preprocessor is None:
+        raise ValueError(f"{model_dir} has no vocabulary (vocab.txt), so its "
+                         "texts cannot be tokenized.")
+    return model
+
+
+def run(args):
+    import numpy as np
+
+    try:
+        texts = read_texts(args.file, args.column)
+        if not texts:
+            raise ValueError(f"{args.file} holds no text.")
+        model = load_embedder(args.model, args.sequence_length)
+        vectors = model.encode(texts, batch_size=args.batch_size, verbose=1)
+        vectors_path, metadata_path = index_paths(
+            args.output or os.path.splitext(args.file)[0] + ".npy")
+        np.save(vectors_path, vectors)
+        with open(metadata_path, "w", encoding="utf-8") as file:
+            json.dump({"model": os.path.abspath(args.model),
+                       "source": os.path.abspath(args.file),
+                       "sequence_length": model.preprocessor.sequence_length,
+                       "texts": texts}, file)
+    except (OSError, ValueError, TypeError) as error:
+        raise SystemExit(f"error: {error}") from None
+    print(f"Wrote {vectors.shape[0]} vectors of {vectors.shape[1]} values to "
+          f"{vectors_path} (texts and model: {metadata_path}).")
+    return 0

@@ -1,0 +1,5 @@
+"""Keras losses of keras_bert's tasks (Keras only)."""
+
+from keras_bert.losses.multiple_negatives_ranking_loss import (
+    MultipleNegativesRankingLoss,
+)

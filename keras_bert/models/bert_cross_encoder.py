@@ -1,0 +1,141 @@
+import keras
+import numpy as np
+from keras import ops
+
+from keras_bert.models.bucketed_inference import predict_bucketed
+from keras_bert.models.finetuning_task import FinetuningTask
+from keras_bert.models.finetuning_task import head_layers
+
+OBJECTIVES = ("pointwise", "listwise")
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertCrossEncoder(FinetuningTask):
+    """A reranker: one relevance score per (query, passage) pair.
+
+    The pair is read together as `[CLS] query [SEP] passage [SEP]` and a
+    Dense(1) head scores the pooled output (the layout of Hugging Face
+    `BertForSequenceClassification` with one label, so such cross-encoder
+    checkpoints load with their head). Slower than a bi-encoder (every
+    pair is a forward pass) and more accurate: use it on the top few
+    passages a `BertTextEmbedder` retrieved (`rerank`).
+
+    Inputs: the backbone's dict `(batch, length)` -> scores `(batch,)`; or
+    `(batch, group, length)` (each query with a group of passages) ->
+    `(batch, group)`. With a `BertCrossEncoderPreprocessor`, `fit`,
+    `predict`, `score` and `rerank` take strings.
+
+    Objectives (`compile()`'s default loss): "pointwise", binary
+    cross-entropy of each pair's score against its 0/1 relevance;
+    "listwise", softmax cross-entropy over each query's group of passages,
+    the label being the index of the relevant one.
+
+    Args:
+        backbone: `keras_bert.BertBackbone`.
+        objective: str. "pointwise" or "listwise".
+        dropout: float. Dropout on the pooled output before the head.
+        preprocessor: optional `BertCrossEncoderPreprocessor`.
+
+    Example:
+    >>> import numpy as np
+    >>> backbone = keras_bert.BertBackbone(vocabulary_size=100, num_layers=2,
+    ...     num_heads=2, hidden_dim=16, intermediate_dim=32)
+    >>> model = BertCrossEncoder(backbone)
+    >>> scores = model({"token_ids": np.array([[2, 8, 3, 9, 3]]),
+    ...                 "segment_ids": np.array([[0, 0, 0, 1, 1]]),
+    ...                 "padding_mask": np.ones((1, 5), "int32")})
+    >>> tuple(scores.shape)
+    (1,)
+    """
+
+    preprocessor_class = ("keras_bert.preprocessing.tasks."
+                          "bert_cross_encoder_preprocessor."
+                          "BertCrossEncoderPreprocessor")
+
+    def __init__(self, backbone, objective="pointwise", dropout=0.1,
+                 preprocessor=None, **kwargs):
+        if objective not in OBJECTIVES:
+            raise ValueError(
+                f"BertCrossEncoder: objective must be one of {OBJECTIVES}; "
+                f"got {objective!r}.")
+        # === Layers ===
+        head_dropout, head = head_layers(backbone, 1, dropout,
+                                         name="classifier")
+        # === Model ===
+        # Subclassed, so one model takes pairs (batch, length) and groups
+        # (batch, group, length).
+        super().__init__(backbone=backbone, preprocessor=preprocessor,
+                         **kwargs)
+        self.classifier_dropout = head_dropout
+        self.classifier_head = head
+        head.build((None, backbone.hidden_dim))
+        self.built = True
+        # === Config ===
+        self.objective = objective
+        self.dropout = dropout
+        self.compile()
+
+    def call(self, inputs, training=False):
+        if len(inputs["token_ids"].shape) == 3:
+            group = ops.shape(inputs["token_ids"])[1]
+            flat = {key: ops.reshape(value, (-1, ops.shape(value)[-1]))
+                    for key, value in inputs.items()}
+            return ops.reshape(self._score(flat, training), (-1, group))
+        return self._score(inputs, training)
+
+    def _score(self, inputs, training):
+        pooled = self.backbone(inputs, training=training)["pooled_output"]
+        logits = self.classifier_head(
+            self.classifier_dropout(pooled, training=training))
+        return ops.cast(logits[:, 0], "float32")
+
+    def score(self, queries, passages, batch_size=32, verbose="auto"):
+        """Scores of `(queries[i], passages[i])` pairs, length-bucketed.
+
+        Returns float32 NumPy `(n,)` logits (higher is more relevant).
+        """
+        if self.preprocessor is None:
+            raise ValueError(
+                "BertCrossEncoder.score needs a preprocessor (attach a "
+                "BertCrossEncoderPreprocessor).")
+        queries, passages = list(queries), list(passages)
+        if len(queries) != len(passages):
+            raise ValueError(
+                f"score takes as many queries as passages; got "
+                f"{len(queries)} and {len(passages)}.")
+        if not queries:
+            return np.zeros((0,), "float32")
+        if verbose == "auto":
+            verbose = int(len(queries) > batch_size)
+        progress = keras.utils.Progbar(len(queries), unit_name="pair") if (
+            verbose) else None
+        packed = self.preprocessor.pack_pairs(queries, passages)
+        return predict_bucketed(self, packed, batch_size=batch_size,
+                                progress=progress).astype("float32")
+
+    def rerank(self, query, passages, top_k=None, batch_size=32):
+        """Orders `passages` by relevance to `query`.
+
+        Returns `(indices, scores)`: NumPy arrays of the `top_k` best
+        passages (all when None), best first.
+        """
+        passages = list(passages)
+        scores = self.score([query] * len(passages), passages,
+                            batch_size=batch_size, verbose=0)
+        order = np.argsort(-scores, kind="stable")[:top_k]
+        return order, scores[order]
+
+    def default_loss(self):
+        if self.objective == "listwise":
+            return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        return keras.losses.BinaryCrossentropy(from_logits=True)
+
+    def default_metrics(self):
+        if self.objective == "listwise":
+            return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+        return [keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(objective=self.objective, dropout=self.dropout)
+        return config
