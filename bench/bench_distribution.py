@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import shlex
 import subprocess
 import sys
@@ -28,6 +27,8 @@ import time
 import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench.common import write_section
+
 DOC = os.path.join(REPO, "docs", "performance.md")
 SECTION = "## Data-parallel overhead"
 
@@ -131,19 +132,6 @@ def table(rows, args):
     return "\n".join(lines)
 
 
-def write_section(text):
-    """Replaces only this benchmark's section of docs/performance.md."""
-    document = open(DOC).read() if os.path.exists(DOC) else "# Performance\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.M | re.S)
-    section = f"{SECTION}\n\n{text}\n\n"
-    if pattern.search(document):
-        document = pattern.sub(lambda _: section, document)
-    else:
-        document = document.rstrip("\n") + "\n\n" + section
-    with open(DOC, "w") as file:
-        file.write(document.rstrip("\n") + "\n")
-
-
 def _load():
     try:
         return f"{os.getloadavg()[0]:.1f}"
@@ -218,7 +206,7 @@ def main(argv=None):
     ])
     print(text)
     if not args.no_write:
-        write_section(text)
+        write_section(DOC, SECTION, f"{SECTION}\n\n{text}\n")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ sys.path.insert(0, ROOT)
 
 import tensorflow as tf  # noqa: E402
 
+from bench.common import write_section  # noqa: E402
 from keras_bert.preprocessing import BertPreprocessor  # noqa: E402
 from keras_bert.preprocessing import BertTokenizer  # noqa: E402
 from tests.preprocessing import parity_data  # noqa: E402
@@ -92,24 +93,6 @@ def measure_speed(sentences, batch_size, repeats):
                          repeats)
 
 
-def write_section(table):
-    text = ""
-    if os.path.isfile(PERFORMANCE_DOC):
-        with open(PERFORMANCE_DOC, encoding="utf-8") as f:
-            text = f.read()
-    if SECTION in text:  # replace only our section, up to the next "## "
-        start = text.index(SECTION)
-        end = text.find("\n## ", start + len(SECTION))
-        rest = text[end + 1:] if end >= 0 else ""
-        text = text[:start] + table.rstrip("\n") + "\n" + (
-            "\n" + rest if rest else "")
-    else:
-        text = (text.rstrip() + "\n\n" if text.strip() else
-                "# Performance\n\n") + table
-    with open(PERFORMANCE_DOC, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
 def speed(args):
     sentences = parity_data.sst2_sentences(splits=("train",))
     rows, results = [], []
@@ -149,7 +132,7 @@ def speed(args):
         "",
     ])
     if args.write:
-        write_section(table)
+        write_section(PERFORMANCE_DOC, SECTION, table)
     if args.output:
         import json
 

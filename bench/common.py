@@ -17,6 +17,7 @@ corrupts the protocol. FLOP counts and the GEMM ceiling are in
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -311,16 +312,19 @@ def write_json(path, payload):
 
 
 def write_section(path, title, text):
-    """Replaces the `title` section ("## ...", up to the next "## ") of the
-    Markdown file at `path` with `text`, or appends it."""
+    """Replaces the `title` section (a Markdown heading line, up to the
+    next heading of the same or a higher level) of the file at `path` with
+    `text`, which starts with the heading; appends it when missing."""
     document = open(path, encoding="utf-8").read() if os.path.exists(
         path) else "# Performance\n"
+    level = len(title) - len(title.lstrip("#"))
     start = document.find(title + "\n")
     if start < 0:
         document = document.rstrip("\n") + "\n\n" + text
     else:
-        end = document.find("\n## ", start + len(title))
-        rest = document[end + 1:] if end >= 0 else ""
+        following = re.compile(rf"^#{{1,{level}}} ", re.M)
+        match = following.search(document, start + len(title))
+        rest = document[match.start():] if match else ""
         document = document[:start] + text.rstrip("\n") + "\n" + (
             "\n" + rest if rest else "")
     with open(path, "w", encoding="utf-8") as f:

@@ -28,6 +28,8 @@ import subprocess
 import sys
 import time
 
+from bench.common import write_section
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(REPO, "docs", "pretraining.md")
 SECTION = "### Recipe ablations"
@@ -119,18 +121,6 @@ def table(rows):
     return "\n".join(lines)
 
 
-def write_section(text):
-    with open(DOC) as file:
-        doc = file.read()
-    start = doc.index(SECTION)
-    end = doc.find("\n#", start + len(SECTION))
-    end = len(doc) if end < 0 else end
-    body = (f"{SECTION}\n\n<!-- written by bench/pretrain_recipe.py "
-            f"--table -->\n\n{text}\n")
-    with open(DOC, "w") as file:
-        file.write(doc[:start] + body + doc[end:])
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--base", help="a pretrain run directory")
@@ -153,7 +143,8 @@ def main():
     if args.table:
         with open(results) as file:
             rows = [json.loads(line) for line in file]
-        write_section(table(rows))
+        write_section(DOC, SECTION, f"{SECTION}\n\n<!-- written by "
+                      "bench/pretrain_recipe.py --table -->\n\n" + table(rows))
 
 
 if __name__ == "__main__":

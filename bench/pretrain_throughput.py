@@ -38,6 +38,7 @@ from bench import flops
 from bench.common import REPO_ROOT
 from bench.common import WORKER_ENV
 from bench.common import machine_info
+from bench.common import write_section
 
 DOC = os.path.join(REPO_ROOT, "docs", "pretraining.md")
 SECTION = "### Throughput"
@@ -154,18 +155,6 @@ def table(payload):
     return "\n".join(lines)
 
 
-def write_section(text):
-    with open(DOC) as file:
-        doc = file.read()
-    start = doc.index(SECTION)
-    end = doc.find("\n#", start + len(SECTION))
-    end = len(doc) if end < 0 else end
-    with open(DOC, "w") as file:
-        file.write(doc[:start] + f"{SECTION}\n\n<!-- written by "
-                   f"bench/pretrain_throughput.py --table -->\n\n{text}\n"
-                   + doc[end:])
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--base", required=True)
@@ -201,7 +190,8 @@ def main():
         with open(args.output, "w") as file:
             json.dump(payload, file, indent=1)
     if args.table:
-        write_section(table(payload))
+        write_section(DOC, SECTION, f"{SECTION}\n\n<!-- written by "
+                      "bench/pretrain_throughput.py --table -->\n\n" + table(payload))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import time
 from bench.common import REPO_ROOT
 from bench.common import WORKER_ENV
 from bench.common import machine_info
+from bench.common import write_section
 
 DOC = os.path.join(REPO_ROOT, "docs", "pretraining.md")
 SECTION = "### Side by side with transformers"
@@ -244,18 +245,6 @@ def table(payload):
     return "\n".join(lines)
 
 
-def write_section(text):
-    with open(DOC) as file:
-        doc = file.read()
-    start = doc.index(SECTION)
-    end = doc.find("\n#", start + len(SECTION))
-    end = len(doc) if end < 0 else end
-    with open(DOC, "w") as file:
-        file.write(doc[:start] + f"{SECTION}\n\n<!-- written by "
-                   f"bench/pretrain_vs_transformers.py --table -->\n\n"
-                   f"{text}\n" + doc[end:])
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--base", required=True)
@@ -284,7 +273,8 @@ def main():
         with open(args.output, "w") as file:
             json.dump(payload, file, indent=1)
     if args.table:
-        write_section(table(payload))
+        write_section(DOC, SECTION, f"{SECTION}\n\n<!-- written by "
+                      "bench/pretrain_vs_transformers.py --table -->\n\n" + table(payload))
 
 
 if __name__ == "__main__":
