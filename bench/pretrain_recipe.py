@@ -56,6 +56,15 @@ GROUPS = {
     "length": [("length 64", ["--steps", "800", "--sequence-length", "64"]),
                ("length 256", ["--steps", "200", "--sequence-length",
                                "256"])],
+    # Short sequences and small batches together (equal tokens again).
+    "short": [("length 64, batch 32", ["--steps", "1600", "--batch-size",
+                                       "32", "--sequence-length", "64"]),
+              ("length 64, batch 32, peak rate 2e-3",
+               ["--steps", "1600", "--batch-size", "32",
+                "--sequence-length", "64", "--learning-rate", "2e-3"]),
+              ("length 64, batch 32, peak rate 5e-4",
+               ["--steps", "1600", "--batch-size", "32",
+                "--sequence-length", "64", "--learning-rate", "5e-4"])],
     "vocab": [(f"vocabulary {v}", STEPS + ["--vocab-size", v])
               for v in ("4000", "16000")],
     "shape": [(name, STEPS + ["--config", config]) for name, config in (

@@ -3,14 +3,14 @@ import numpy as np
 from keras import ops
 
 from keras_bert.models.bucketed_inference import predict_bucketed
-from keras_bert.models.finetuning_task import FinetuningTask
+from keras_bert.models.finetuning_task import FinetuningMixin
 from keras_bert.models.finetuning_task import head_layers
 
 OBJECTIVES = ("pointwise", "listwise")
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertCrossEncoder(FinetuningTask):
+class BertCrossEncoder(FinetuningMixin, keras.Model):
     """A reranker: one relevance score per (query, passage) pair.
 
     The pair is read together as `[CLS] query [SEP] passage [SEP]` and a

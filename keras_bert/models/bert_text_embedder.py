@@ -12,7 +12,7 @@ from keras_bert.losses.multiple_negatives_ranking_loss import (
     MultipleNegativesRankingLoss,
 )
 from keras_bert.models.bucketed_inference import predict_bucketed
-from keras_bert.models.finetuning_task import FinetuningTask
+from keras_bert.models.finetuning_task import FinetuningMixin
 
 # Texts packed at a time by `encode`: bounds the memory of the packed ids
 # (rows are sorted by length within a chunk only).
@@ -20,7 +20,7 @@ ENCODE_CHUNK = 8192
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertTextEmbedder(FinetuningTask):
+class BertTextEmbedder(FinetuningMixin, keras.Model):
     """Sentence embeddings (bi-encoder): texts in, one vector per text out.
 
     The backbone encodes each text as `[CLS] text [SEP]`; `SentencePooling`

@@ -3,6 +3,7 @@ import functools
 import keras
 
 from keras_bert.models.task import Task
+from keras_bert.models.task import TaskMixin
 from keras_bert.optimizers.finetune_recipe import finetune_optimizer
 
 
@@ -32,18 +33,9 @@ def float32_logits(x):
     return keras.layers.Activation("linear", dtype="float32", name="logits")(x)
 
 
-class FinetuningTask(Task):
-    """Base of the fine-tuning heads: the paper's recipe, compiled by default.
-
-    `compile()` with no arguments (which every fine-tuning task runs on
-    construction) gives AdamW with a linear warmup over the first
-    `warmup_ratio` of the run and linear decay to 0 (see
-    `keras_bert.optimizers.finetune_recipe`), and the task's own loss and
-    metrics (`default_loss()` / `default_metrics()` of each subclass). The
-    run's length is taken from the first `fit` (epochs x batches per
-    epoch) unless `num_train_steps` is given; when `fit` cannot know it (an
-    infinite dataset without `steps_per_epoch`) the rate stays constant.
-    """
+class FinetuningMixin(TaskMixin):
+    """The fine-tuning recipe of `FinetuningTask`, for Functional and
+    subclassed tasks alike (see `TaskMixin`)."""
 
     def compile(
         self,
@@ -102,3 +94,17 @@ class FinetuningTask(Task):
         # Metrics that honour sample weights (Keras applies them to
         # `weighted_metrics` only), e.g. to skip ignored token positions.
         return None
+
+
+class FinetuningTask(FinetuningMixin, Task):
+    """Base of the fine-tuning heads: the paper's recipe, compiled by default.
+
+    `compile()` with no arguments (which every fine-tuning task runs on
+    construction) gives AdamW with a linear warmup over the first
+    `warmup_ratio` of the run and linear decay to 0 (see
+    `keras_bert.optimizers.finetune_recipe`), and the task's own loss and
+    metrics (`default_loss()` / `default_metrics()` of each subclass). The
+    run's length is taken from the first `fit` (epochs x batches per
+    epoch) unless `num_train_steps` is given; when `fit` cannot know it (an
+    infinite dataset without `steps_per_epoch`) the rate stays constant.
+    """

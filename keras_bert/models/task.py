@@ -27,27 +27,16 @@ def _steps_per_epoch(x, batch_size):
     return math.ceil(len(leaves[0]) / (batch_size or 32))
 
 
-class Task(keras.Model):
-    """Base for task models: a `BertBackbone`, a head, an optional preprocessor.
+class TaskMixin:
+    """What every task model has, whether Functional or subclassed (see
+    `Task`, whose docstring describes it).
 
-    Subclasses build a Functional model on `backbone.input`, call
-    `Task.__init__` with it, set their own attributes and end with
-    `self.compile()`: a task comes compiled with its default recipe, so
-    `fit` works at once, and `compile()` with other arguments overrides it.
-    A default schedule whose length is "auto" is sized by the first `fit`
-    (its epochs times its steps per epoch), when that call can know them.
-
-    When the model has a `preprocessor`, `fit`, `evaluate` and `predict`
-    take raw input (strings, string pairs, word lists; or a `tf.data`
-    dataset of them): the preprocessor is mapped over a `tf.data` pipeline
-    before the batches reach the model. Without one, they take the
-    backbone's tensors as any Keras model does. A task whose preprocessing
-    is not one batch in, one batch out (extractive QA makes several windows
-    per question) sets `maps_preprocessor = False` and takes tensors.
-
-    This base also gives every task the same serialization (`get_config`
-    stores the backbone and preprocessor as nested Keras objects),
-    `from_preset` and `save_to_preset`.
+    A mixin, not a `keras.Model` subclass: Keras rebases a model class on
+    its Functional class the first time a Functional instance of it is
+    built, so a subclassed task (e.g. `BertTextEmbedder`, which takes
+    several text columns of their own lengths) must not share a
+    `keras.Model` subclass with the Functional tasks. It takes this
+    behaviour from the mixin instead.
     """
 
     # The backbone `from_preset` builds under the heads.
@@ -240,3 +229,29 @@ class Task(keras.Model):
             return super().predict(x, batch_size=batch_size, **kwargs)
         return super().predict(self._to_dataset(x, batch_size=batch_size),
                                **kwargs)
+
+
+class Task(TaskMixin, keras.Model):
+    """Base for task models: a `BertBackbone`, a head, an optional preprocessor.
+
+    Subclasses build a Functional model on `backbone.input`, call
+    `Task.__init__` with it, set their own attributes and end with
+    `self.compile()`: a task comes compiled with its default recipe, so
+    `fit` works at once, and `compile()` with other arguments overrides it.
+    A default schedule whose length is "auto" is sized by the first `fit`
+    (its epochs times its steps per epoch), when that call can know them.
+
+    When the model has a `preprocessor`, `fit`, `evaluate` and `predict`
+    take raw input (strings, string pairs, word lists; or a `tf.data`
+    dataset of them): the preprocessor is mapped over a `tf.data` pipeline
+    before the batches reach the model. Without one, they take the
+    backbone's tensors as any Keras model does. A task whose preprocessing
+    is not one batch in, one batch out (extractive QA makes several windows
+    per question) sets `maps_preprocessor = False` and takes tensors.
+
+    This base also gives every task the same serialization (`get_config`
+    stores the backbone and preprocessor as nested Keras objects),
+    `from_preset` and `save_to_preset`. All of it lives in `TaskMixin`; a
+    task that is a subclassed model takes it from there, with
+    `keras.Model`, instead of from this class (see `TaskMixin` for why).
+    """

@@ -34,6 +34,24 @@ def shifted(items, by=1):
 
 
 class BertCrossEncoderTest(TestCase):
+    def test_builds_after_a_functional_task_in_the_same_process(self):
+        # Keras rebases a model class on Functional when a Functional
+        # instance of it is built; the subclassed tasks share no such
+        # class with the Functional ones (TaskMixin).
+        from keras_bert import BertClassifier
+        from keras_bert import BertTextEmbedder
+
+        BertClassifier(BertBackbone(vocabulary_size=len(VOCABULARY),
+                                    num_layers=1, num_heads=2, hidden_dim=8,
+                                    intermediate_dim=16), num_classes=2)
+        model = cross_encoder()
+        pairs = model.preprocessor((QUERIES, PASSAGES))
+        self.assertEqual(to_numpy(model(pairs)).shape, (len(QUERIES),))
+        embedder = BertTextEmbedder(BertBackbone(
+            vocabulary_size=len(VOCABULARY), num_layers=1, num_heads=2,
+            hidden_dim=8, intermediate_dim=16))
+        self.assertEqual(to_numpy(embedder(pairs)).shape, (len(QUERIES), 8))
+
     def test_pairs_and_groups_serialization_and_saving(self):
         model = cross_encoder()
         pairs = model.preprocessor((QUERIES, PASSAGES))
