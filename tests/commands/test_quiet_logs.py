@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from unittest import mock
 
 from keras_bert.commands import quiet_logs
 from tests.test_case import TestCase
@@ -87,7 +88,9 @@ class QuietLogsTest(TestCase):
         with tempfile.TemporaryFile() as terminal:
             os.dup2(terminal.fileno(), 2)
             try:
-                with quiet_logs.quiet_logs():
+                # Another test in this worker may have left its own level.
+                with mock.patch.dict(os.environ, {"TF_CPP_MIN_LOG_LEVEL": "0"}), \
+                        quiet_logs.quiet_logs():
                     self.assertEqual(os.environ["TF_CPP_MIN_LOG_LEVEL"], "2")
                     os.write(2, b"\n".join(NOISE + KEPT[:4]) + b"\n")
                 os.write(2, NOISE[0] + b"\n")

@@ -56,10 +56,13 @@ class StepBudget:
         return max(1, int(left * rate))
 
     def measure_step_rate(self, model, batches):
-        """Steps/s of `model.train_on_batch` on `batches`; the model's
-        variables (weights, random-seed states) are restored afterwards."""
+        """Steps/s of `model.train_on_batch` on `batches` (a tf.data
+        dataset); the model's variables (weights, random-seed states) are
+        restored afterwards."""
         saved = [ops.convert_to_numpy(v) for v in model.variables]
-        iterator = iter(batches)
+        # train_on_batch takes arrays, not tf tensors, on JAX and torch
+        # (fit converts them in its data adapter).
+        iterator = batches.as_numpy_iterator()
         model.train_on_batch(*next(iterator))  # compiles
         times = []
         for _ in range(self.timed_steps):
