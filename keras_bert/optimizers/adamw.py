@@ -1,6 +1,7 @@
 """AdamW with PyTorch's placement of epsilon."""
 
 import keras
+import numpy as np
 from keras import ops
 
 
@@ -55,3 +56,16 @@ class AdamW(keras.optimizers.AdamW):
         step = ops.cast(learning_rate, dtype) * first_hat / (
             ops.sqrt(second_hat) + self.epsilon)
         self.assign_sub(variable, step)
+
+    def load_own_variables(self, store):
+        # A task is compiled on construction, so one saved before its first
+        # step stores an unbuilt optimizer (its step counter only) while the
+        # loaded task builds one; the moments it lacks are zeros, which the
+        # fresh build holds already. Keras would warn and load nothing.
+        saved = len(store.keys())
+        if (self.built and saved < len(self.variables)
+                and int(np.asarray(store["0"])) == 0):
+            for i in range(saved):
+                self.variables[i].assign(store[str(i)])
+            return
+        super().load_own_variables(store)

@@ -1,3 +1,6 @@
+import os
+import warnings
+
 import keras
 import numpy as np
 
@@ -52,3 +55,39 @@ class AdamWTest(TestCase):
             keras.optimizers.serialize(optimizer))
         self.assertIsInstance(revived, AdamW)
         self.assertEqual(revived.get_config(), optimizer.get_config())
+
+    def _saved_and_loaded(self, model):
+        path = os.path.join(self.get_temp_dir(), "model.keras")
+        model.save(path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loaded = keras.saving.load_model(path)
+        self.assertEqual(
+            [str(w.message) for w in caught if "optimizer" in str(w.message)],
+            [])
+        return loaded
+
+    def _compiled_model(self):
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+        model.compile(optimizer=AdamW(learning_rate=1e-2), loss="mse")
+        return model
+
+    def test_a_model_saved_before_its_first_step_loads_quietly(self):
+        # Tasks come compiled: one saved untrained has an unbuilt optimizer.
+        loaded = self._saved_and_loaded(self._compiled_model())
+        self.assertTrue(loaded.optimizer.built)
+        self.assertEqual(int(loaded.optimizer.iterations), 0)
+        x, y = np.ones((4, 3), "float32"), np.zeros((4, 2), "float32")
+        loaded.train_on_batch(x, y)
+        self.assertEqual(int(loaded.optimizer.iterations), 1)
+
+    def test_a_trained_optimizer_state_round_trips(self):
+        model = self._compiled_model()
+        x, y = np.ones((4, 3), "float32"), np.zeros((4, 2), "float32")
+        model.train_on_batch(x, y)
+        model.train_on_batch(x, y)
+        loaded = self._saved_and_loaded(model)
+        self.assertEqual(int(loaded.optimizer.iterations), 2)
+        for saved, revived in zip(model.optimizer.variables,
+                                  loaded.optimizer.variables):
+            self.assertAllClose(revived, saved)
