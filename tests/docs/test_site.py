@@ -44,6 +44,18 @@ def test_api_reference_covers_every_public_name():
     )
 
 
+def test_getting_started_lists_every_command():
+    from keras_bert.cli import build_parser
+
+    subparsers = next(action for action in build_parser()._actions
+                      if action.dest == "command")
+    with open(os.path.join(ROOT, "docs", "getting_started.md")) as file:
+        listed = set(re.findall(r"^keras-bert ([\w-]+)", file.read(), re.M))
+    missing = sorted(set(subparsers.choices) - listed)
+    assert not missing, (
+        f"commands missing from docs/getting_started.md: {missing}")
+
+
 def test_api_reference_covers_subpackages():
     import keras_bert.checkpoints
     import keras_bert.export
