@@ -6,12 +6,12 @@ import dataclasses
 # vocabulary. A setting given explicitly overrides its recipe's value.
 RECIPES = {
     "budget": {
-        "sequence_length": 128,
-        "batch_size": 64,
+        "sequence_length": 64,
+        "batch_size": 32,
         "learning_rate": 1e-3,
         "warmup_fraction": 0.06,
         "dropout": 0.0,
-        "mask_rate": 0.15,
+        "mask_rate": 0.3,
     },
     "bert": {
         "sequence_length": 128,

@@ -9,7 +9,8 @@ class StepBudget:
 
     A run with a time budget cannot size its learning-rate schedule before
     it knows how fast it trains on this machine. `measure_step_rate` times
-    a few real steps (after the first, which compiles) and puts the
+    a few real steps (after the first ones: compiling, filling the input
+    pipeline) and puts the
     model's variables back, so the run then starts from the same weights
     as a run given its number of steps; `steps` spends what is left of the
     budget, keeping back a share for the evaluation and the saved model.
@@ -21,7 +22,9 @@ class StepBudget:
         reserve_fraction: float. Also kept back: this share of `seconds`
             (steps in `fit` cost a little more than timed steps: logging,
             checkpoints).
-        timed_steps: int. Steps timed after the compiling one.
+        warmup_steps: int. Untimed steps after the compiling one.
+        timed_steps: int. Steps timed after those (the median counts: a
+            short measurement on a shared machine is noisy).
 
     Example:
     >>> import time
@@ -31,11 +34,12 @@ class StepBudget:
     """
 
     def __init__(self, seconds, started, reserve_seconds=15.0,
-                 reserve_fraction=0.08, timed_steps=10):
+                 reserve_fraction=0.08, warmup_steps=2, timed_steps=20):
         self.seconds = seconds
         self.started = started
         self.reserve_seconds = reserve_seconds
         self.reserve_fraction = reserve_fraction
+        self.warmup_steps = warmup_steps
         self.timed_steps = timed_steps
 
     def remaining(self):
@@ -63,7 +67,8 @@ class StepBudget:
         # train_on_batch takes arrays, not tf tensors, on JAX and torch
         # (fit converts them in its data adapter).
         iterator = batches.as_numpy_iterator()
-        model.train_on_batch(*next(iterator))  # compiles
+        for _ in range(1 + self.warmup_steps):  # the first compiles
+            model.train_on_batch(*next(iterator))
         times = []
         for _ in range(self.timed_steps):
             start = time.perf_counter()
