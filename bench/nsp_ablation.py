@@ -9,7 +9,7 @@ meant to help) and on SST-2 (single sentences), scored on their dev sets.
 Writes the "Next-sentence prediction on or off" section of
 docs/pretraining.md with `--table`.
 
-    python -m bench.nsp_ablation --base /tmp/runs/base --steps 800 \\
+    python -m bench.nsp_ablation --base /tmp/runs/base --steps 1600 \\
         --output /tmp/nsp_ablation --table
 
 `--base DIR` is a `keras-bert pretrain` run directory (its corpus/ and
@@ -54,7 +54,7 @@ def cli(*args, backend):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--base", required=True)
-    parser.add_argument("--steps", type=int, default=800)
+    parser.add_argument("--steps", type=int, default=1600)
     parser.add_argument("--backend", default="tensorflow")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--output", required=True)

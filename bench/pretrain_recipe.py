@@ -129,8 +129,8 @@ def table(rows):
     lines = [
         "| group | variant | steps | held-out masked-token acc. (x unigram)"
         " | MLM loss vs unigram | NSP acc. (majority) | fill-mask top 5 |"
-        " train s | load |",
-        "|---|---|---|---|---|---|---|---|---|",
+        " train s | whole run s | load |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         e = row["evaluation"]
@@ -141,7 +141,7 @@ def table(rows):
             f" | {e['mlm_accuracy']:.1%} ({e['mlm_accuracy'] / e['unigram_accuracy']:.2f}x)"
             f" | {e['mlm_loss']:.3f} vs {e['unigram_loss']:.3f} | {nsp}"
             f" | {row['fill_mask_top5']}/5 | {e['timings']['train_s']:.0f}"
-            f" | {row['load_before']:.1f} |")
+            f" | {row['wall_s']:.0f} | {row['load_before']:.1f} |")
     return "\n".join(lines)
 
 
