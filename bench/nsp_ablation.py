@@ -2,7 +2,7 @@
 what it does downstream.
 
 Two `keras-bert pretrain` runs on the built-in corpus that differ only in
-`--no-nsp` (same steps, batch, length, vocabulary and seed: equal compute,
+`--nsp` / `--no-nsp` (same steps, batch, length, vocabulary and seed: equal compute,
 since the NSP head is one 2-way layer), each then fine-tuned with
 `keras-bert finetune` on MRPC (sentence pairs, the kind of task NSP was
 meant to help) and on SST-2 (single sentences), scored on their dev sets.
@@ -62,7 +62,8 @@ def main():
     args = parser.parse_args()
     corpus = sorted(glob.glob(os.path.join(args.base, "corpus", "*.txt")))
     rows = []
-    for label, extra in (("MLM + NSP", []), ("MLM only", ["--no-nsp"])):
+    for label, extra in (("MLM + NSP", ["--nsp"]),
+                         ("MLM only", ["--no-nsp"])):
         run = os.path.join(args.output, label.replace(" ", "").replace(
             "+", "_"))
         if not os.path.exists(os.path.join(run, "evaluation.json")):
@@ -92,14 +93,15 @@ def main():
 
 
 def _score(result):
-    best = result.get("best", result)
-    return best.get("accuracy"), best.get("f1")
+    """Dev accuracy and F1 (percent) of the best epoch."""
+    best = result["best"]
+    return best["val_accuracy"], best["val_f1"]
 
 
 def table(rows, args):
     lines = [
-        f"Two runs of {args.steps} steps that differ only in `--no-nsp`, "
-        f"each fine-tuned {args.epochs} epochs (peak rate 1e-4, length 128) "
+        f"Two runs of {args.steps} steps that differ only in `--nsp` or "
+        f"`--no-nsp`, each fine-tuned {args.epochs} epochs (peak rate 1e-4, length 128) "
         "with `keras-bert finetune`; best dev epoch.",
         "",
         "| pretraining | held-out masked-token acc. | NSP acc. (majority) "
@@ -113,10 +115,30 @@ def table(rows, args):
         cells = []
         for task in TASKS:
             accuracy, f1 = _score(row[task])
-            cells.append(f"{accuracy:.1%} / {f1:.1%}")
+            cells.append(f"{accuracy:.1f} / {f1:.1f}")
         lines.append(f"| {row['run']} | {p['mlm_accuracy']:.1%} | {nsp} | "
                      + " | ".join(cells) + " |")
+    cells = [f"{a:.1f} / {f:.1f}" for a, f in map(_majority, TASKS.values())]
+    lines.append("| always the majority label | | | " + " | ".join(cells)
+                 + " |")
     return "\n".join(lines)
+
+
+def _majority(task_args):
+    """Dev accuracy and F1 (percent) of always predicting the majority
+    label (F1 of the positive class, 0 when that label is 0)."""
+    import csv
+
+    validation = task_args[task_args.index("--validation") + 1]
+    column = (task_args[task_args.index("--label-column") + 1]
+              if "--label-column" in task_args else "label")
+    with open(validation, encoding="utf-8-sig", newline="") as file:
+        labels = [row[column] for row in csv.DictReader(
+            file, delimiter="\t", quoting=csv.QUOTE_NONE)]
+    positive = labels.count("1") / len(labels)
+    majority = max(positive, 1 - positive)
+    f1 = 2 * positive / (1 + positive) if positive >= 0.5 else 0.0
+    return 100 * majority, 100 * f1
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ def job_settings(args):
         corpus_format="sentences", vocabulary=os.path.join(args.base,
                                                            "vocab.txt"),
         config=args.config, recipe=args.recipe, steps=1, minutes=None,
-        seed=args.seed, next_sentence_prediction=not args.no_nsp,
+        seed=args.seed, next_sentence_prediction=args.nsp,
     ).resolved()
 
 
@@ -208,8 +208,8 @@ def run(name, args):
                str(args.minutes), "--config", args.config, "--recipe",
                args.recipe, "--seed", str(args.seed), "--scratch",
                os.path.join(args.scratch, name.replace(":", "-"))]
-    if args.no_nsp:
-        command.append("--no-nsp")
+    if args.nsp is not None:
+        command.append("--nsp" if args.nsp else "--no-nsp")
     env = {**os.environ, **WORKER_ENV,
            "KERAS_BACKEND": backend or "tensorflow"}
     load = os.getloadavg()[0]
@@ -252,7 +252,8 @@ def main():
     parser.add_argument("--config", default="tiny")
     parser.add_argument("--recipe", default="budget")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-nsp", action="store_true")
+    parser.add_argument("--nsp", action=argparse.BooleanOptionalAction,
+                        help="default: the recipe's")
     parser.add_argument("--runs", nargs="+", default=list(RUNS))
     parser.add_argument("--scratch", default="/tmp/pretrain_vs_transformers")
     parser.add_argument("--output")

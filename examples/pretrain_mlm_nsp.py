@@ -96,6 +96,7 @@ def main():
         sequence_length=args.sequence_length,
         learning_rate=args.learning_rate, seed=args.seed,
         heldout_fraction=args.heldout_fraction,
+        next_sentence_prediction=True,
     )
     job.prepare()
     check_heldout(job.corpus)

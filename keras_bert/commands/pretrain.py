@@ -6,6 +6,7 @@ pretrains a tiny BERT for a few minutes on a CPU and reports held-out
 accuracy next to baselines.
 """
 
+import argparse
 import json
 import time
 
@@ -20,14 +21,15 @@ _SETTING_FLAGS = ("corpus_format", "vocabulary", "vocabulary_size", "config",
                   "recipe", "steps", "minutes", "batch_size",
                   "sequence_length", "learning_rate", "warmup_fraction",
                   "warmup_steps", "dropout", "mask_rate", "optimizer",
-                  "whole_word_masking", "heldout_fraction", "log_every",
+                  "next_sentence_prediction", "whole_word_masking", "heldout_fraction", "log_every",
                   "checkpoint_every", "seed", "shard_passes", "resume")
 
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
         "pretrain",
-        help="pretrain BERT (masked LM + next sentence) from raw text",
+        help="pretrain BERT (masked LM, next-sentence prediction optional) "
+        "from raw text",
         description="Pretrain BERT from raw text files (default: the Python "
         "docs shipped with the interpreter) for a time budget or a number "
         "of steps. Writes checkpoints, metrics (CSV, JSON lines, "
@@ -91,8 +93,11 @@ def add_parser(subparsers):
     recipe.add_argument("--mask-rate", type=float,
                         help="share of the tokens to predict")
     recipe.add_argument("--optimizer", choices=("adamw", "lamb"))
-    recipe.add_argument("--no-nsp", action="store_true",
-                        help="masked LM only, on single contiguous segments")
+    recipe.add_argument("--nsp", action=argparse.BooleanOptionalAction,
+                        dest="next_sentence_prediction",
+                        help="next-sentence prediction next to masked LM "
+                        "(--no-nsp: masked LM only, on single contiguous "
+                        "segments); off in 'budget', on in 'bert'")
     recipe.add_argument("--whole-word-masking", action="store_true",
                         default=None)
     run_group = parser.add_argument_group("run")
@@ -125,7 +130,6 @@ def settings_from_args(args):
     return PretrainingSettings(
         corpus_files=args.corpus or [],
         lowercase=not args.cased,
-        next_sentence_prediction=not args.no_nsp,
         shards=args.write_shards or args.shards,
         write_shards=bool(args.write_shards),
         **given,

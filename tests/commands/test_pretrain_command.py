@@ -36,7 +36,9 @@ class PretrainCommandTest(TestCase):
         self.vocabulary = write_toy_vocabulary(self.root)
 
     def pretrain(self, output, *extra, corpus=True):
-        args = ["pretrain", "--config", "tiny", "--steps", "4",
+        # Next-sentence prediction on: the full path (the budget recipe
+        # trains masked LM only).
+        args = ["pretrain", "--nsp", "--config", "tiny", "--steps", "4",
                 "--batch-size", "8", "--sequence-length", "24",
                 "--heldout-fraction", "0.3", "--log-every", "2",
                 "--checkpoint-every", "2", "--output", output]
@@ -112,7 +114,8 @@ class PretrainCommandTest(TestCase):
                 vocabulary=self.vocabulary, config=SMALL_MODEL, steps=8,
                 batch_size=8, sequence_length=24, heldout_fraction=0.3,
                 log_every=2, checkpoint_every=2, resume=True,
-                jit_compile=False, print_fn=print_fn)
+                next_sentence_prediction=True, jit_compile=False,
+                print_fn=print_fn)
 
         def kill_at_step_4(line):
             if line.startswith("step 4/"):

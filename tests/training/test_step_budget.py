@@ -27,6 +27,9 @@ class StepBudgetTest(TestCase):
         spent = StepBudget(30, started)
         with self.assertRaisesRegex(ValueError, "spent before training"):
             spent.steps(rate=2.0)
+        # The run's fit compiles again: as long as the measured first step.
+        budget.startup_seconds = 15
+        self.assertAlmostEqual(budget.remaining(), 45, delta=1)
 
 
 class BudgetRunTest(TestCase):

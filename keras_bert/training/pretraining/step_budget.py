@@ -41,11 +41,15 @@ class StepBudget:
         self.reserve_fraction = reserve_fraction
         self.warmup_steps = warmup_steps
         self.timed_steps = timed_steps
+        # The run's `fit` traces its train function again and refills the
+        # input pipeline: as long as the first measured step took.
+        self.startup_seconds = 0.0
 
     def remaining(self):
         """Seconds left for training steps."""
         spent = time.perf_counter() - self.started
-        reserve = self.reserve_seconds + self.reserve_fraction * self.seconds
+        reserve = (self.reserve_seconds + self.reserve_fraction * self.seconds
+                   + self.startup_seconds)
         return self.seconds - spent - reserve
 
     def steps(self, rate):
@@ -67,7 +71,10 @@ class StepBudget:
         # train_on_batch takes arrays, not tf tensors, on JAX and torch
         # (fit converts them in its data adapter).
         iterator = batches.as_numpy_iterator()
-        for _ in range(1 + self.warmup_steps):  # the first compiles
+        start = time.perf_counter()
+        model.train_on_batch(*next(iterator))  # compiles
+        self.startup_seconds = time.perf_counter() - start
+        for _ in range(self.warmup_steps):
             model.train_on_batch(*next(iterator))
         times = []
         for _ in range(self.timed_steps):

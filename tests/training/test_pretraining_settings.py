@@ -1,0 +1,49 @@
+"""Recipes fill what the command line leaves unset, and nothing else."""
+
+from keras_bert.cli import build_parser
+from keras_bert.commands.pretrain import settings_from_args
+from keras_bert.training.pretraining.pretraining_settings import RECIPES
+from keras_bert.training.pretraining.pretraining_settings import (
+    PretrainingSettings,
+)
+from tests.test_case import TestCase
+
+
+def settings(*flags):
+    args = build_parser().parse_args(["pretrain", *flags])
+    return settings_from_args(args).resolved()
+
+
+class PretrainingSettingsTest(TestCase):
+    def test_each_recipe_fills_its_settings(self):
+        for name, recipe in RECIPES.items():
+            resolved = PretrainingSettings(recipe=name).resolved()
+            for key, value in recipe.items():
+                self.assertEqual(getattr(resolved, key), value, (name, key))
+
+    def test_the_default_is_the_budget_recipe_for_four_minutes(self):
+        s = settings()
+        self.assertEqual((s.recipe, s.minutes, s.steps), ("budget", 4.0, None))
+        self.assertEqual((s.batch_size, s.sequence_length, s.mask_rate),
+                         (32, 64, 0.3))
+        self.assertFalse(s.next_sentence_prediction)
+
+    def test_given_flags_beat_the_recipe(self):
+        s = settings("--recipe", "bert", "--no-nsp", "--dropout", "0",
+                     "--sequence-length", "32")
+        self.assertEqual((s.batch_size, s.learning_rate), (256, 1e-4))
+        self.assertEqual((s.dropout, s.sequence_length), (0.0, 32))
+        self.assertFalse(s.next_sentence_prediction)
+        self.assertTrue(settings("--nsp").next_sentence_prediction)
+        self.assertTrue(settings("--recipe", "bert").next_sentence_prediction)
+
+    def test_steps_replace_the_time_budget(self):
+        s = settings("--steps", "10")
+        self.assertEqual((s.steps, s.minutes), (10, None))
+        self.assertEqual(settings("--minutes", "2").minutes, 2.0)
+
+    def test_bad_settings_are_named(self):
+        with self.assertRaisesRegex(ValueError, "Unknown recipe 'fast'"):
+            PretrainingSettings(recipe="fast")
+        with self.assertRaisesRegex(ValueError, "steps or minutes"):
+            PretrainingSettings(minutes=None)
