@@ -94,7 +94,9 @@ def _finish(plt, figure, axes, xlabel, title, path):
     for axis in axes:
         axis.set_xlabel(xlabel)
         axis.grid(alpha=0.3)
-        axis.legend(fontsize=8)
+        # A panel of unlabelled lines (e.g. no NSP curves) gets no legend.
+        if axis.get_legend_handles_labels()[0]:
+            axis.legend(fontsize=8)
     figure.suptitle(title)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
