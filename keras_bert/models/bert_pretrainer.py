@@ -148,9 +148,9 @@ class BertPretrainer(Task):
         selected positions only: the dataset passes `mask_weights` as the
         `mlm_logits` sample weight (1 for a real prediction, 0 for padding)
         and the loss divides by their sum. Logged: `loss`, each head's
-        loss (`mlm_logits_loss`, `nsp_logits_loss`) and accuracy
-        (`mlm_logits_accuracy` over the masked tokens only,
-        `nsp_logits_accuracy`).
+        loss (`mlm_logits_loss`, `nsp_logits_loss`; without NSP `loss`
+        is the MLM loss alone) and accuracy (`mlm_logits_accuracy` over the
+        masked tokens only, `nsp_logits_accuracy`).
 
         Args:
             optimizer: "auto" for `create_optimizer(total_steps,
@@ -196,10 +196,13 @@ class BertPretrainer(Task):
                     )
                 )
         if weighted_metrics == "auto":
+            # Keras prefixes the output name only when there are two
+            # outputs; the MLM accuracy is logged as `mlm_logits_accuracy`
+            # either way.
             weighted_metrics = {
-                "mlm_logits": [
-                    keras.metrics.SparseCategoricalAccuracy("accuracy")
-                ]
+                "mlm_logits": [keras.metrics.SparseCategoricalAccuracy(
+                    "accuracy" if self.next_sentence_prediction
+                    else "mlm_logits_accuracy")]
             }
             if self.next_sentence_prediction:
                 weighted_metrics["nsp_logits"] = [

@@ -46,6 +46,25 @@ class PretrainCommandTest(TestCase):
             args += ["--corpus", self.corpus, "--vocab", self.vocabulary]
         return run_cli(*args, *extra)
 
+    def test_masked_lm_only_run_logs_its_curves(self):
+        # The budget recipe's objective: one output, whose loss Keras logs
+        # as `loss` alone; the logs, the plot and the evaluation say MLM.
+        output = os.path.join(self.root, "mlm_only")
+        code, printed = self.pretrain(output, "--no-nsp")
+        self.assertEqual(code, 0)
+        self.assertIn("masked-token accuracy", printed)
+        self.assertNotIn("next-sentence accuracy", printed)
+        self.assertRegex(printed, r"step 4/4 \| loss [\d.]+ \| mlm [\d.]+ "
+                                  r"acc [\d.]+ \|")
+        with open(os.path.join(output, "metrics.jsonl")) as file:
+            rows = [json.loads(line) for line in file]
+        for row in rows:
+            self.assertEqual(row["mlm_loss"], row["loss"])
+            self.assertTrue(0 <= row["mlm_accuracy"] <= 1)
+            self.assertNotIn("nsp_loss", row)
+        with open(os.path.join(output, "evaluation.json")) as file:
+            self.assertNotIn("nsp_accuracy", json.load(file))
+
     def test_run_writes_logs_checkpoints_preset_and_reusable_shards(self):
         # Offline mode: this run writes the pairs once and trains from
         # them; the second run below reads only the shards.

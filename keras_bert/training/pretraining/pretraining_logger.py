@@ -77,8 +77,12 @@ class PretrainingLogger(keras.callbacks.Callback):
             "steps_per_s": round(steps / seconds, 3),
             "tokens_per_s": round(steps * self.tokens_per_step / seconds, 1),
         }
+        logs = dict(logs or {})
+        if "nsp_logits_loss" not in logs:
+            # One objective: Keras logs its loss as `loss` alone.
+            logs.setdefault("mlm_logits_loss", logs.get("loss"))
         for key, name in _COLUMNS.items():
-            if key in (logs or {}):
+            if logs.get(key) is not None:
                 row[name] = round(float(logs[key]), 5)
         self._interval_start, self._interval_step = now, self._step
         self.rows.append(row)
