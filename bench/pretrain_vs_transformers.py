@@ -1,5 +1,6 @@
-"""Pretraining side by side: keras_bert vs `transformers.BertForPreTraining`
-for the same minutes of training on the same data.
+"""Pretraining side by side: keras_bert vs transformers
+(`BertForPreTraining`, or `BertForMaskedLM` without NSP) for the same
+minutes of training on the same data.
 
 Both libraries get the same corpus, vocabulary, model size (BERT tiny by
 default: 2 layers, hidden 128), batch stream (the same seeded pairs and
@@ -26,9 +27,11 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+import types
 
 from bench.common import REPO_ROOT
 from bench.common import WORKER_ENV
@@ -78,6 +81,12 @@ class TransformersScorer:
 
     def __init__(self, model):
         self.model = model
+        # What `fill_mask` reads of a BertPretrainer.
+        self.backbone = types.SimpleNamespace(
+            max_sequence_length=model.config.max_position_embeddings)
+
+    def __call__(self, x, training=False):
+        return self.predict_on_batch(x)
 
     def predict_on_batch(self, x):
         import torch
@@ -85,13 +94,19 @@ class TransformersScorer:
         with torch.no_grad():
             out = self.model(**hf_inputs(x))
         positions = torch.as_tensor(x["mask_positions"], dtype=torch.long)
+        # BertForPreTraining's field, or BertForMaskedLM's.
+        vocabulary = getattr(out, "prediction_logits", None)
+        if vocabulary is None:
+            vocabulary = out.logits
         logits = torch.gather(
-            out.prediction_logits, 1,
-            positions[..., None].expand(-1, -1,
-                                        out.prediction_logits.shape[-1]))
-        # transformers' label 0 is IsNext; keras_bert's 1 is.
-        return {"mlm_logits": logits.numpy(),
-                "nsp_logits": out.seq_relationship_logits.flip(-1).numpy()}
+            vocabulary, 1,
+            positions[..., None].expand(-1, -1, vocabulary.shape[-1]))
+        outputs = {"mlm_logits": logits.numpy()}
+        if getattr(out, "seq_relationship_logits", None) is not None:
+            # transformers' label 0 is IsNext; keras_bert's 1 is.
+            outputs["nsp_logits"] = (
+                out.seq_relationship_logits.flip(-1).numpy())
+        return outputs
 
 
 def hf_inputs(x):
@@ -142,7 +157,12 @@ def transformers_worker(args):
     job.prepare()
     s = job.settings
     size = get_backbone_config(s.config)
-    model = transformers.BertForPreTraining(transformers.BertConfig(
+    # What a transformers user pretrains with: both heads, or masked LM
+    # only.
+    model_class = (transformers.BertForPreTraining
+                   if s.next_sentence_prediction
+                   else transformers.BertForMaskedLM)
+    model = model_class(transformers.BertConfig(
         vocab_size=job.tokenizer.vocabulary_size(),
         hidden_size=size["hidden_dim"], num_hidden_layers=size["num_layers"],
         num_attention_heads=size["num_heads"],
@@ -203,11 +223,13 @@ def transformers_worker(args):
 
 def run(name, args):
     library, _, backend = name.partition(":")
+    scratch = os.path.join(args.scratch, name.replace(":", "-"))
+    # Each run starts a fresh job there (a job refuses a used directory).
+    shutil.rmtree(scratch, ignore_errors=True)
     command = [sys.executable, "-m", "bench.pretrain_vs_transformers",
                "--worker", library, "--base", args.base, "--minutes",
                str(args.minutes), "--config", args.config, "--recipe",
-               args.recipe, "--seed", str(args.seed), "--scratch",
-               os.path.join(args.scratch, name.replace(":", "-"))]
+               args.recipe, "--seed", str(args.seed), "--scratch", scratch]
     if args.nsp is not None:
         command.append("--nsp" if args.nsp else "--no-nsp")
     env = {**os.environ, **WORKER_ENV,
