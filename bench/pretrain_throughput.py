@@ -30,6 +30,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -174,10 +175,12 @@ def main():
     payload = {"machine": machine_info(), "rows": []}
     for config in args.configs:
         for backend in args.backends:
+            scratch = os.path.join(args.scratch, backend)
+            # A fresh job each time (a job refuses a used directory).
+            shutil.rmtree(scratch, ignore_errors=True)
             command = [sys.executable, "-m", "bench.pretrain_throughput",
                        "--worker", "--base", args.base, "--config", config,
-                       "--steps", str(args.steps), "--scratch",
-                       os.path.join(args.scratch, backend)]
+                       "--steps", str(args.steps), "--scratch", scratch]
             completed = subprocess.run(
                 command, cwd=REPO_ROOT, capture_output=True, text=True,
                 env={**os.environ, **WORKER_ENV, "KERAS_BACKEND": backend})

@@ -246,6 +246,14 @@ def run(name, args):
 
 def table(payload):
     lines = [
+        "Each library in its own process, one after the other: the same "
+        "corpus, vocabulary, seeded batches and masks, recipe and model "
+        "size, and the same wall-clock minutes of training (keras_bert's "
+        "include compiling its train step; transformers runs eager, its "
+        "MLM decoder over every position), then the same held-out masks. "
+        "Command: `python -m bench.pretrain_vs_transformers --base RUN_DIR "
+        f"--minutes {payload['minutes']:g} --table`.",
+        "",
         f"Budget: {payload['minutes']:g} min of training per library; "
         f"{payload['recipe']} recipe, BERT {payload['config']}; CPU: "
         f"{payload['machine']['cpu']}, {payload['machine']['cores']} cores, "
@@ -269,7 +277,7 @@ def table(payload):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--base", required=True)
+    parser.add_argument("--base")
     parser.add_argument("--minutes", type=float, default=3.0)
     parser.add_argument("--config", default="tiny")
     parser.add_argument("--recipe", default="budget")
@@ -280,6 +288,8 @@ def main():
     parser.add_argument("--scratch", default="/tmp/pretrain_vs_transformers")
     parser.add_argument("--output")
     parser.add_argument("--table", action="store_true")
+    parser.add_argument("--render", metavar="JSON",
+                        help="no runs: the table of an earlier --output")
     parser.add_argument("--worker", choices=("keras_bert", "transformers"))
     args = parser.parse_args()
     if args.worker:
@@ -287,11 +297,16 @@ def main():
                   else transformers_worker)
         print(json.dumps(worker(args), default=float))
         return
-    payload = {"minutes": args.minutes, "config": args.config,
-               "recipe": args.recipe, "machine": machine_info(), "rows": []}
-    for name in args.runs:
-        payload["rows"].append(run(name, args))
-        print(table(payload).splitlines()[-1], flush=True)
+    if args.render:
+        with open(args.render) as file:
+            payload = json.load(file)
+    else:
+        payload = {"minutes": args.minutes, "config": args.config,
+                   "recipe": args.recipe, "machine": machine_info(),
+                   "rows": []}
+        for name in args.runs:
+            payload["rows"].append(run(name, args))
+            print(table(payload).splitlines()[-1], flush=True)
     if args.output:
         with open(args.output, "w") as file:
             json.dump(payload, file, indent=1)
