@@ -10,6 +10,9 @@ For each model size and backend, in one process per backend:
 * **streamed**: training steps/s as a run trains (pipeline and step
   together, the pipeline prefetching in parallel).
 
+Both step rates are timed inside `fit` after its first 10 steps, as a
+run of thousands of steps sees them.
+
 The step's FLOPs are counted as 3x the forward pass (forward, and a
 backward pass of twice its cost): the encoder (`bench.flops`), the MLM
 head at the masked positions only (transform and tied decoder) and the
@@ -34,6 +37,8 @@ import shutil
 import subprocess
 import sys
 import time
+
+import keras
 
 from bench import flops
 from bench.common import REPO_ROOT
@@ -80,6 +85,25 @@ def gemm_ceiling(size, tokens, calls=5):
     return max(best.values()), best
 
 
+class _StepClock(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.ends = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.ends.append(time.perf_counter())
+
+
+def _steady_rate(model, batches, steps, skip=10):
+    """Steps/s of `fit` after its first `skip` steps: a run's rate, without
+    the start of a `fit` call (tracing for a new dataset, filling the
+    pipeline's buffers), which a run of thousands of steps pays once."""
+    clock = _StepClock()
+    model.fit(batches, steps_per_epoch=steps + skip, epochs=1, verbose=0,
+              callbacks=[clock])
+    return steps / (clock.ends[-1] - clock.ends[skip - 1])
+
+
 def worker(args):
     import keras
 
@@ -109,12 +133,8 @@ def worker(args):
 
     cached = batches.take(8).cache().repeat()
     job.model.fit(cached, steps_per_epoch=3, epochs=1, verbose=0)
-    start = time.perf_counter()
-    job.model.fit(cached, steps_per_epoch=steps, epochs=1, verbose=0)
-    cached_rate = steps / (time.perf_counter() - start)
-    start = time.perf_counter()
-    job.model.fit(batches, steps_per_epoch=steps, epochs=1, verbose=0)
-    streamed = steps / (time.perf_counter() - start)
+    cached_rate = _steady_rate(job.model, cached, steps)
+    streamed = _steady_rate(job.model, batches, steps)
 
     size = get_backbone_config(s.config)
     masks = job.training_batches().element_spec[0]["mask_positions"].shape[1]
@@ -131,6 +151,12 @@ def worker(args):
 
 def table(payload):
     lines = [
+        "`python -m bench.pretrain_throughput --base RUN_DIR --steps 60 "
+        "--table`: each model and backend in its own process, the default "
+        "recipe's batch; step rates timed inside `fit` after its first 10 "
+        "steps; GEMM ceiling: one layer's weight GEMMs at the batch's "
+        "token count in the fastest library here, float32.",
+        "",
         f"CPU: {payload['machine']['cpu']}, {payload['machine']['cores']} "
         f"cores, flags {' '.join(payload['machine']['isa'])}; load "
         f"{payload['machine']['load_average_at_start']} at the start.",
