@@ -111,28 +111,6 @@ class BertPretrainer(Task):
     def preprocessor_arguments(self):
         return {"next_sentence_prediction": self.next_sentence_prediction}
 
-    # Without NSP nothing reads the pooled output, so nothing trains the
-    # pooler: it is held as a non-trainable weight, which keeps the
-    # optimizer from warning about its missing gradients at every compile
-    # and from keeping moments for it. The backbone itself is untouched (a
-    # classifier built on it later trains its pooler).
-    def _untrained(self):
-        if self.__dict__.get("next_sentence_prediction", True):
-            return set()
-        return {id(w) for w in self.backbone.get_layer("pooler").weights}
-
-    @property
-    def trainable_weights(self):
-        untrained = self._untrained()
-        return [w for w in super().trainable_weights
-                if id(w) not in untrained]
-
-    @property
-    def non_trainable_weights(self):
-        untrained = self._untrained()
-        return super().non_trainable_weights + [
-            w for w in super().trainable_weights if id(w) in untrained]
-
     def compile(
         self,
         optimizer="auto",

@@ -86,7 +86,7 @@ def test_data_parallel_run_loads_on_one_device(tmp_path, backend):
         "--config", preset, "--steps", "2", "--batch-size", "4",
         "--sequence-length", "24", "--heldout-fraction", "0.1",
         "--log-every", "2", "--output", output,
-        "--distribution", "data_parallel",
+        "--distribution", "data_parallel", "--nsp",  # as the preset has
     ])
     assert ("2 steps x 8 sequences (4 per replica x 2 replicas, "
             "data_parallel)") in printed, printed
