@@ -22,8 +22,9 @@ _SETTING_FLAGS = ("corpus_format", "vocabulary", "vocabulary_size", "config",
                   "recipe", "steps", "minutes", "batch_size",
                   "sequence_length", "learning_rate", "warmup_fraction",
                   "warmup_steps", "dropout", "mask_rate", "optimizer",
-                  "next_sentence_prediction", "whole_word_masking", "heldout_fraction", "log_every",
-                  "checkpoint_every", "seed", "shard_passes", "resume")
+                  "next_sentence_prediction", "whole_word_masking",
+                  "heldout_fraction", "log_every", "checkpoint_every", "seed",
+                  "shard_passes", "resume")
 
 
 def add_parser(subparsers):
