@@ -30,7 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "keras_bert")
 FLOORS = [
     ("keras_bert.version", "keras_bert.configs", "keras_bert.labels",
-     "keras_bert.serialization", "keras_bert.file_swap"),
+     "keras_bert.serialization", "keras_bert.file_swap",
+     "keras_bert.quantization"),
     ("keras_bert.layers", "keras_bert.optimizers", "keras_bert.losses",
      "keras_bert.metrics"),
     ("keras_bert.preprocessing",),

@@ -18,6 +18,7 @@ from keras_bert.checkpoints.weight_conversion import find_layer
 from keras_bert.checkpoints.weight_conversion import model_to_huggingface_state
 from keras_bert.checkpoints.preset_weights import save_preset_weights
 from keras_bert.file_swap import swap_in_directory
+from keras_bert.quantization import is_quantized
 from keras_bert.version import __version__
 
 
@@ -129,6 +130,14 @@ def _huggingface_architecture(model):
     )
 
 
+def _quantized_modes(model):
+    layers = [layer for layer in model._flatten_layers()
+              if layer.quantization_mode is not None]
+    return (f"{len(layers)} layers in "
+            f"{', '.join(sorted({l.quantization_mode for l in layers}))}, "
+            f"e.g. {layers[0].path}")
+
+
 def export_to_huggingface(model, hf_dir, tokenizer=None):
     """Writes a directory `transformers` loads with `from_pretrained`.
 
@@ -146,6 +155,13 @@ def export_to_huggingface(model, hf_dir, tokenizer=None):
     """
     from safetensors.numpy import save_file
 
+    if is_quantized(model):
+        # Its int8 kernels would be written as if they were the weights.
+        raise ValueError(
+            f"The {type(model).__name__} is quantized "
+            f"({_quantized_modes(model)}); Hugging Face BERT files hold "
+            "float weights. Export the model before `quantize()`, or save "
+            "the quantized one with `save_to_preset` or `model.save`.")
     architecture, include_pooler, extra = _huggingface_architecture(model)
     config = bert_config_from_backbone(
         getattr(model, "backbone", model), architecture, extra

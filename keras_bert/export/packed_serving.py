@@ -92,7 +92,7 @@ def best_spans(logits, segment_ids, padding_mask, max_answer_length):
 
 
 def packed_outputs(model, kind, inputs, label_names=None,
-                   max_answer_length=30):
+                   max_answer_length=30, jit_compile=False):
     """Runs `model` on packed `inputs` and returns its named outputs.
 
     Args:
@@ -102,9 +102,15 @@ def packed_outputs(model, kind, inputs, label_names=None,
         label_names: optional list of str: adds string `labels` (classes)
             or `tags` (token tags) next to the ids.
         max_answer_length: int. Longest answer span in tokens (QA).
+        jit_compile: bool. Run the model as one XLA program (the pre- and
+            post-processing around it stay graph ops).
     """
     inputs = {name: tf.cast(inputs[name], tf.int32) for name in PACKED_INPUTS}
-    outputs = model(inputs, training=False)
+    if jit_compile:
+        outputs = tf.function(lambda x: model(x, training=False),
+                              jit_compile=True)(inputs)
+    else:
+        outputs = model(inputs, training=False)
     if kind == "backbone":
         return {
             "sequence_output": outputs["sequence_output"],

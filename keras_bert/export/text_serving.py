@@ -253,10 +253,11 @@ def _multiple_choice_outputs(model, texts, settings, options):
 
 
 def text_outputs(model, kind, texts, settings, label_names=None,
-                 max_answer_length=30):
+                 max_answer_length=30, jit_compile=False):
     """Named outputs for a tuple of string tensors, in `text_inputs` order."""
     options = {"label_names": label_names,
-               "max_answer_length": max_answer_length}
+               "max_answer_length": max_answer_length,
+               "jit_compile": jit_compile}
     if kind == "token_classifier":
         return _token_classifier_outputs(model, texts, settings, options)
     if kind == "question_answerer":

@@ -41,6 +41,11 @@ class FusedQueryKeyValue(keras.layers.EinsumDense):
         )
         self.hidden_dim = hidden_dim
 
+    def quantize(self, mode=None, type_check=True, config=None):
+        # Keras quantizes only exact `EinsumDense`s unless told the subclass
+        # is one: this layer adds no math, so Keras' int8 path is exact.
+        super().quantize(mode, type_check=False, config=config)
+
     def load_own_variables(self, store):
         store = {key: store[key] for key in store.keys()}
         for key, variable in (("0", self._kernel), ("1", self.bias)):

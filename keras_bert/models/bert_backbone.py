@@ -1,4 +1,5 @@
 import os
+import warnings
 
 import keras
 from keras import ops
@@ -10,6 +11,8 @@ from keras_bert.configs import get_backbone_config
 from keras_bert.layers.bert_embeddings import BertEmbeddings
 from keras_bert.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_bert.models.bucketed_inference import predict_bucketed
+from keras_bert.quantization import dtype_for_config
+from keras_bert.quantization import is_gemm_layer
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -182,11 +185,42 @@ class BertBackbone(keras.Model):
         """The token `Embedding` layer (its matrix is tied to the MLM decoder)."""
         return self.embeddings.token_embedding
 
+    def quantize(self, mode=None, config=None, filters=None, **kwargs):
+        """Quantizes the weights of the GEMMs, e.g. `quantize("int8")`.
+
+        Keras' quantization (`keras.Model.quantize`), with one default of
+        keras_bert's: without `filters`, only the `Dense` layers and the
+        fused query/key/value projection are quantized; the embedding
+        tables keep the float dtype (a lookup does no arithmetic). A
+        quantized model saves, reloads and exports like any other.
+
+        Args:
+            mode: str. "int8" (or another Keras mode: "int4", "float8").
+            config: optional `keras.quantizers.QuantizationConfig`.
+            filters: optional Keras filters (regex on layer names, list of
+                them, or a callable on the layer); replaces the default.
+
+        Example:
+        >>> model = BertBackbone.from_preset("bert_tiny_uncased_config")
+        >>> model.quantize("int8")
+        >>> model.pooler.quantization_mode, model.token_embedding.quantization_mode
+        ('int8', None)
+        """
+        with warnings.catch_warnings():
+            # Keras converts each JAX kernel with `np.asarray(copy=False)`,
+            # which JAX answers with one warning per layer; nothing is wrong.
+            warnings.filterwarnings(
+                "ignore", message="__array__ implementation doesn't accept")
+            super().quantize(
+                mode, config=config,
+                filters=is_gemm_layer if filters is None else filters,
+                **kwargs)
+
     def get_config(self):
         return {
             "name": self.name,
             "trainable": self.trainable,
-            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+            "dtype": keras.dtype_policies.serialize(dtype_for_config(self)),
             "vocabulary_size": self.vocabulary_size,
             "num_layers": self.num_layers,
             "num_heads": self.num_heads,

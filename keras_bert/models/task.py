@@ -145,6 +145,28 @@ class TaskMixin:
         """Writes a keras_bert preset directory (config, weights, vocab)."""
         save_to_preset(self, preset_dir)
 
+    def quantize(self, mode=None, config=None, filters=None, **kwargs):
+        """Quantizes the backbone's GEMMs (see `BertBackbone.quantize`).
+
+        The heads keep the float dtype: they are a few small GEMMs whose
+        outputs are the logits (the masked-LM decoder is the tied, float
+        embedding table), and the backbone's config alone then records
+        what was quantized, so the task saves and reloads as it is.
+
+        Example:
+        >>> import keras_bert
+        >>> model = keras_bert.BertClassifier(
+        ...     backbone=keras_bert.BertBackbone.from_preset(
+        ...         "bert_tiny_uncased_config"), num_classes=2)
+        >>> model.quantize("int8")
+        >>> model.backbone.pooler.quantization_mode
+        'int8'
+        """
+        self.backbone.quantize(mode, config=config, filters=filters, **kwargs)
+        # Compiled functions captured the float graph.
+        self.train_function = self.test_function = None
+        self.predict_function = None
+
     def _takes_raw_input(self):
         return self.preprocessor is not None and self.maps_preprocessor
 

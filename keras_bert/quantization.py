@@ -1,0 +1,45 @@
+"""What `quantize` changes in a BERT model, and how a quantized one is saved.
+
+Quantization is Keras' own (`keras.Model.quantize`: int8 weights per output
+channel, activations quantized per token at run time). Two choices are
+keras_bert's:
+
+* By default only the GEMMs are quantized: every `Dense` and the fused
+  query/key/value `EinsumDense`. Embedding tables stay in the float dtype:
+  a lookup does no arithmetic, so int8 tables would add error (and untie
+  the masked-LM decoder) without making anything faster.
+* A quantized backbone saves its per-layer dtypes as a
+  `keras.dtype_policies.DTypePolicyMap` in its config, keyed by layer path,
+  so `.keras` files and keras_bert presets rebuild the int8 variables before
+  the weights are read.
+"""
+
+import keras
+
+
+def is_gemm_layer(layer):
+    """The default `filters` of `quantize`: Dense and EinsumDense layers."""
+    return isinstance(layer, (keras.layers.Dense, keras.layers.EinsumDense))
+
+
+def is_quantized(model):
+    """Whether any layer of `model` (a backbone or task) is quantized."""
+    return any(layer.quantization_mode is not None
+               for layer in model._flatten_layers())
+
+
+def dtype_for_config(model):
+    """The model's dtype policy, or a map of its quantized layers' ones."""
+    policy = model.dtype_policy
+    if isinstance(policy, keras.dtype_policies.DTypePolicyMap):
+        return policy
+    quantized = {
+        layer.path: layer.dtype_policy
+        for layer in model._flatten_layers(include_self=False)
+        if layer.quantization_mode is not None
+    }
+    if not quantized:
+        return policy
+    return keras.dtype_policies.DTypePolicyMap(
+        default_policy=policy, policy_map=quantized
+    )
