@@ -294,8 +294,8 @@ def machine_info():
                     model = line.split(":", 1)[1].strip()
     except OSError:
         pass
-    wanted = sorted(f for f in flags if f.startswith(("amx", "avx512_bf16",
-                                                       "avx512f", "avx2")))
+    wanted = sorted(f for f in flags if f.startswith((
+        "amx", "avx512_bf16", "avx512_vnni", "avx_vnni", "avx512f", "avx2")))
     return {
         "cpu": model,
         "cores": os.cpu_count(),

@@ -50,6 +50,8 @@ def gemm_callable(library, dtype, tokens, hidden, intermediate):
     pairs = [(rng.standard_normal((m, k)).astype("float32"),
               rng.standard_normal((k, n)).astype("float32"))
              for m, k, n in shapes]
+    if dtype == "int8":
+        return _int8_gemm_callable(library, shapes)
     if library == "numpy":
         if dtype != "float32":
             raise ValueError("NumPy has no fast bfloat16 GEMM")
@@ -80,3 +82,36 @@ def gemm_callable(library, dtype, tokens, hidden, intermediate):
         pairs = [(tf.cast(a, dtype), tf.cast(b, dtype)) for a, b in pairs]
         return lambda: [tf.matmul(a, b).numpy() for a, b in pairs]
     raise ValueError(f"unknown GEMM library {library!r}")
+
+
+def _int8_gemm_callable(library, shapes):
+    """int8 x int8 -> int32 GEMMs, each library's fastest public route."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    pairs = [(rng.integers(-127, 128, (m, k)).astype("int8"),
+              rng.integers(-127, 128, (k, n)).astype("int8"))
+             for m, k, n in shapes]
+    if library == "torch":
+        import torch
+
+        pairs = [(torch.from_numpy(a), torch.from_numpy(b)) for a, b in pairs]
+        return lambda: [torch._int_mm(a, b) for a, b in pairs]
+    if library == "jax":
+        import jax
+        import jax.numpy as jnp
+
+        fn = jax.jit(lambda ps: [
+            jnp.matmul(a, b, preferred_element_type=jnp.int32)
+            for a, b in ps])
+        pairs = [(jnp.asarray(a), jnp.asarray(b)) for a, b in pairs]
+        return lambda: jax.block_until_ready(fn(pairs))
+    if library == "tensorflow":
+        import tensorflow as tf
+
+        fn = tf.function(lambda ps: [
+            tf.matmul(a, b, output_type=tf.int32) for a, b in ps],
+            jit_compile=True)
+        pairs = [(tf.constant(a), tf.constant(b)) for a, b in pairs]
+        return lambda: [c.numpy() for c in fn(pairs)]
+    raise ValueError(f"no int8 GEMM for {library!r}")

@@ -27,7 +27,12 @@ class KerasRuntime:
                 import keras_hub
 
                 cls = keras_hub.models.BertBackbone
-            model = cls.from_preset(common.minilm_dir(), dtype=dtype)
+            # int8: the float32 model, quantized as users do it.
+            model = cls.from_preset(
+                common.minilm_dir(),
+                dtype="float32" if dtype == "int8" else dtype)
+            if dtype == "int8":
+                model.quantize("int8")
             if jit_compile is not None:
                 model.jit_compile = jit_compile
             if fused:  # the earlier releases' attention, for comparison
@@ -43,7 +48,8 @@ class KerasRuntime:
         backend = keras.config.backend()
         # keras_bert's best settings: XLA wherever Keras can compile.
         if library == "keras_bert":
-            jit = backend != "torch" or variant == "compile"
+            jit = (backend != "torch" or variant == "compile") and (
+                variant != "noxla")
         else:
             jit = True if variant == "xla" else None  # None: library default
         if backend == "torch" and jit:

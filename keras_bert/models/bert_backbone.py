@@ -159,6 +159,10 @@ class BertBackbone(keras.Model):
         if output_attentions:
             outputs["attentions"] = attentions
         super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
+        if dtype is not None:
+            # A Functional model drops `dtype`; its config must keep it, or
+            # a bfloat16 model would reload as float32.
+            self.dtype_policy = dtype
 
         self.vocabulary_size = vocabulary_size
         self.num_layers = num_layers

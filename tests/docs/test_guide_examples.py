@@ -17,7 +17,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-GUIDES = ["docs/guides/keras_hub_users.md"]
+GUIDES = ["docs/guides/keras_hub_users.md", "docs/guides/faster_inference.md"]
 
 
 def python_blocks(path):

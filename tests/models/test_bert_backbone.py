@@ -138,3 +138,16 @@ class BertBackboneTest(TestCase):
                             verbose=0)
         losses = history.history["loss"]
         self.assertLess(losses[-1], losses[0])
+
+
+class BertBackbonePrecisionTest(TestCase):
+    def test_bfloat16_survives_save_and_load(self):
+        model = BertBackbone(**TINY, dtype="bfloat16")
+        self.assertEqual(model.compute_dtype, "bfloat16")
+        restored = self.run_model_saving_test(model, _inputs(), atol=0)
+        self.assertEqual(restored.get_config()["dtype"]["config"]["name"],
+                         "bfloat16")
+        self.assertEqual(restored.pooler.compute_dtype, "bfloat16")
+        self.assertEqual(
+            keras.backend.standardize_dtype(
+                restored(_inputs())["sequence_output"].dtype), "bfloat16")

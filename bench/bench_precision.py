@@ -1,0 +1,336 @@
+"""float32, bfloat16 and int8 inference side by side: keras_bert vs transformers.
+
+all-MiniLM-L6-v2 at one shape (default 8 x 128), every precision of every
+library in one group, interleaved round by round (`bench/common.py`), so a
+precision's speed-up over its own float32 and its ratio to transformers'
+same precision are paired within rounds:
+
+* keras_bert: `BertBackbone.from_preset(dir, dtype="bfloat16")`, or the
+  float32 model after `quantize("int8")` (Keras int8: weights per output
+  channel, activations per token at run time); XLA on JAX and TensorFlow,
+  eager PyTorch, as in `bench/bench_inference.py`.
+* transformers: `BertModel` in float32, in bfloat16 (`dtype=torch.bfloat16`)
+  and after PyTorch's dynamic int8 quantization of every `nn.Linear`
+  (`torch.ao.quantization.quantize_dynamic`), under `torch.inference_mode()`.
+  "tensorflow-no-xla" is the TensorFlow model with `jit_compile=False`
+  (TensorFlow's oneDNN kernels, which use AMX for bfloat16, instead of XLA).
+* served: with `--served`, the SavedModel `keras_bert.export_saved_model`
+  writes for each precision (its `serving_packed` signature, loaded with
+  `tf.saved_model.load`), to check that export keeps the speed: with the
+  default `jit_compile="auto"` (XLA for int8 only) and, as "served
+  SavedModel-xla", with `jit_compile=True`.
+* GEMM ceiling per precision: one layer's four weight GEMMs in PyTorch,
+  JAX and TensorFlow (int8: int8 x int8 -> int32), the fastest per
+  precision.
+
+`--accuracy PRESET` scores a fine-tuned classifier preset (keras_bert
+format, e.g. `keras-bert finetune ... --output runs/sst2` -> runs/sst2/best)
+on the 872 SST-2 dev sentences (`sst2/test.tsv`) in every precision on each
+backend, and transformers' `BertForSequenceClassification` on the same
+weights (exported with `export_to_huggingface`) in its three precisions.
+
+    python -m bench.bench_precision --served --accuracy runs/sst2/best \\
+        --output /tmp/bench_results/precision.json --write-docs
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from bench import common
+from bench import flops
+from bench.keras_runtime import KerasRuntime
+from bench.transformers_runtime import TransformersRuntime
+
+BACKENDS = ("jax", "tensorflow", "torch")
+DTYPES = ("float32", "bfloat16", "int8")
+DOCS = os.path.join(common.REPO_ROOT, "docs", "performance.md")
+SECTION = "### float32, bfloat16 and int8"
+
+
+# Worker side -------------------------------------------------------------
+
+
+def served_forward(case):
+    """The exported SavedModel of the model in `case["dtype"]`, served."""
+    import tensorflow as tf
+
+    import keras_bert
+
+    model = keras_bert.BertBackbone.from_preset(
+        common.minilm_dir(),
+        dtype="float32" if case["dtype"] == "int8" else case["dtype"])
+    if case["dtype"] == "int8":
+        model.quantize("int8")
+    path = os.path.join(tempfile.mkdtemp(), "served")
+    keras_bert.export_saved_model(
+        model, path, include_preprocessing=False, verbose=False,
+        jit_compile=True if case["variant"] == "xla" else "auto")
+    serve = tf.saved_model.load(path).signatures["serving_packed"]
+    inputs = {name: tf.constant(value) for name, value in
+              common.synthetic_inputs(case["batch"], case["length"],
+                                      model.vocabulary_size).items()}
+    return lambda: serve(**inputs)["sequence_output"].numpy()
+
+
+def make_prepare(worker):
+    runtime = TransformersRuntime() if worker == "transformers" else (
+        KerasRuntime())
+    config = common.read_config(common.minilm_dir())
+
+    def prepare(case):
+        if case["library"] == "gemm":
+            return flops.gemm_callable(
+                case["variant"], case["dtype"], case["batch"] * case["length"],
+                config["hidden_size"], config["intermediate_size"])
+        if case["library"] == "served":
+            return served_forward(case)
+        return runtime.forward(case)
+
+    return prepare
+
+
+# Accuracy ----------------------------------------------------------------
+
+
+def sst2_dev():
+    from keras_bert.preprocessing.tasks import read_table
+
+    dev = read_table(os.path.join(os.path.dirname(common.SST2_DEV),
+                                  "test.tsv"), ["sentence"], "label")
+    return list(dev["texts"][0]), [int(label) for label in dev["labels"]]
+
+
+def keras_accuracy(preset):
+    """{dtype: SST-2 dev accuracy} of the preset under this backend."""
+    import keras
+    import numpy as np
+
+    import keras_bert
+
+    texts, labels = sst2_dev()
+    scores = {}
+    for dtype in DTYPES:
+        model = keras_bert.BertClassifier.from_preset(
+            preset, dtype="float32" if dtype == "int8" else dtype)
+        if dtype == "int8":
+            model.quantize("int8")
+        logits = keras.ops.convert_to_numpy(model.predict(
+            texts, batch_size=32, verbose=0))
+        scores[dtype] = float(np.mean(logits.argmax(-1) == labels))
+    return scores
+
+
+def transformers_accuracy(preset):
+    import numpy as np
+    import torch
+    import transformers
+
+    import keras_bert
+    from keras_bert.checkpoints import export_to_huggingface
+
+    hf_dir = os.path.join(tempfile.mkdtemp(), "hf")
+    export_to_huggingface(keras_bert.BertClassifier.from_preset(preset),
+                          hf_dir)
+    tokenizer = transformers.BertTokenizerFast.from_pretrained(hf_dir)
+    texts, labels = sst2_dev()
+    scores = {}
+    for dtype in DTYPES:
+        model = transformers.BertForSequenceClassification.from_pretrained(
+            hf_dir, dtype=torch.bfloat16 if dtype == "bfloat16"
+            else torch.float32).eval()
+        if dtype == "int8":
+            model = torch.ao.quantization.quantize_dynamic(
+                model, {torch.nn.Linear}, dtype=torch.qint8)
+        predictions = []
+        with torch.inference_mode():
+            for start in range(0, len(texts), 32):
+                batch = tokenizer(texts[start:start + 32], padding=True,
+                                  truncation=True, max_length=128,
+                                  return_tensors="pt")
+                predictions += model(**batch).logits.argmax(-1).tolist()
+        scores[dtype] = float(np.mean(np.array(predictions) == labels))
+    return scores
+
+
+def accuracy_table(preset, backends):
+    """Runs each library in its own process; {label: {dtype: accuracy}}."""
+    table = {}
+    for name in ["transformers"] + list(backends):
+        env = dict(os.environ, **common.WORKER_ENV)
+        if name != "transformers":
+            env["KERAS_BACKEND"] = name
+        result = subprocess.run(
+            [sys.executable, "-m", "bench.bench_precision",
+             "--accuracy-worker", name, "--accuracy", preset],
+            cwd=common.REPO_ROOT, env=env, capture_output=True, text=True)
+        if result.returncode:
+            raise RuntimeError(f"{name}: {result.stderr[-2000:]}")
+        label = ("transformers/torch" if name == "transformers"
+                 else f"keras_bert/{name}")
+        table[label] = json.loads(result.stdout.strip().splitlines()[-1])
+    return table
+
+
+# Orchestrator side -------------------------------------------------------
+
+
+def members(backends, dtypes, batch, length, served):
+    rows = []
+    for dtype in dtypes:
+        shape = {"dtype": dtype, "batch": batch, "length": length}
+        rows.append((f"transformers/torch {dtype}", "transformers",
+                     {"library": "transformers", "variant": "", **shape}))
+        for backend in backends:
+            rows.append((f"keras_bert/{backend} {dtype}", f"keras-{backend}",
+                         {"library": "keras_bert", "variant": "", **shape}))
+            if backend == "tensorflow":
+                # TensorFlow's own kernels (oneDNN) instead of XLA's.
+                rows.append((f"keras_bert/tensorflow-no-xla {dtype}",
+                             "keras-tensorflow", {"library": "keras_bert",
+                                                  "variant": "noxla",
+                                                  **shape}))
+        if served:
+            for variant, suffix in (("", ""), ("xla", "-xla")):
+                rows.append((f"served SavedModel{suffix} {dtype}",
+                             "keras-tensorflow",
+                             {"library": "served", "variant": variant,
+                              **shape}))
+        for library in ("torch", "jax", "tensorflow"):
+            worker = ("transformers" if library == "torch"
+                      else f"keras-{library}")
+            rows.append((f"gemm/{library} {dtype}", worker,
+                         {"library": "gemm", "variant": library, **shape}))
+    return rows
+
+
+def summarize(entries, config, batch, length):
+    model_flops = flops.encoder_forward_flops(config, batch, length)
+    layer_flops = flops.gemm_flops(flops.layer_gemm_shapes(
+        batch * length, config["hidden_size"], config["intermediate_size"]))
+    ceilings = {}
+    for label, entry in entries.items():
+        if label.startswith("gemm/") and entry["times"]:
+            dtype = label.split()[-1]
+            rate = layer_flops / common.median_time(entry)
+            ceilings[dtype] = max(ceilings.get(dtype, 0), rate)
+    rows = {}
+    for label, entry in entries.items():
+        name, dtype = label.rsplit(" ", 1)
+        seconds = common.median_time(entry)
+        row = {"error": entry["error"]}
+        if seconds is not None:
+            rate = (layer_flops if name.startswith("gemm/")
+                    else model_flops) / seconds
+            row.update({"ms": 1000 * seconds, "gflops": rate / 1e9,
+                        "of_ceiling": rate / ceilings[dtype]
+                        if dtype in ceilings else None})
+            own = entries.get(f"{name} float32")
+            if dtype != "float32" and own and own["rounds"]:
+                row["vs_own_float32"] = common.paired_speedup(entry, own)
+            reference = entries.get(f"transformers/torch {dtype}")
+            if not name.startswith(("gemm/", "transformers")) and reference:
+                row["vs_transformers"] = common.paired_speedup(
+                    entry, reference)
+        rows[label] = row
+    return rows, {k: v / 1e9 for k, v in ceilings.items()}
+
+
+def format_docs(payload):
+    machine = payload["machine"]
+    args = payload["args"]
+    lines = [
+        SECTION, "",
+        f"Written by `python -m bench.bench_precision` "
+        f"(`--shape {args['shape']} --rounds {args['rounds']} --calls "
+        f"{args['calls']}{' --served' if args['served'] else ''}`), "
+        f"{time.strftime('%Y-%m-%d', time.gmtime(payload['started']))}: "
+        f"{machine['cores']} cores, {machine['cpu']}; ISA flags "
+        f"{', '.join(machine['isa'])}; 1-minute load average "
+        f"{machine['load_average_at_start']} before, "
+        f"{payload['load_after']:.1f} after. Milliseconds per forward "
+        "(median of all timed calls); speed-ups are medians over rounds "
+        "of same-round ratios (above 1: faster). GEMM ceilings (GFLOP/s): "
+        + ", ".join(f"{k} {v:.0f}" for k, v in payload["ceilings"].items())
+        + ".",
+    ]
+    lines.append(common.format_rows({"": payload["rows"]}, [
+        ("ms", "ms", ".1f"), ("gflops", "GFLOP/s", ".0f"),
+        ("of_ceiling", "of its precision's ceiling", ".2f"),
+        ("vs_own_float32", "x own float32", ".2f"),
+        ("vs_transformers", "x transformers, same precision", ".2f"),
+    ]).replace("\n### \n", "\n"))
+    if payload.get("accuracy"):
+        lines += ["", f"SST-2 dev accuracy (872 sentences) of the classifier "
+                  f"`{payload['args']['accuracy']}` in each precision:", "",
+                  "| library/backend | " + " | ".join(DTYPES) + " |",
+                  "|---" * (len(DTYPES) + 1) + "|"]
+        for label, scores in payload["accuracy"].items():
+            lines.append(f"| {label} | " + " | ".join(
+                f"{100 * scores[d]:.2f}" for d in DTYPES) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--accuracy-worker", help=argparse.SUPPRESS)
+    parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--dtypes", default=",".join(DTYPES))
+    parser.add_argument("--shape", default="8x128", help="batch x length")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=3)
+    parser.add_argument("--served", action="store_true",
+                        help="also time the exported SavedModels")
+    parser.add_argument("--accuracy", metavar="PRESET",
+                        help="a fine-tuned SST-2 classifier preset to score")
+    parser.add_argument("--output")
+    parser.add_argument("--write-docs", action="store_true",
+                        help=f"replace '{SECTION}' in docs/performance.md")
+    parser.add_argument("--render", metavar="JSON",
+                        help="write the docs section of an earlier --output")
+    args = parser.parse_args()
+    if args.render:
+        with open(args.render) as f:
+            return common.write_section(DOCS, SECTION,
+                                        format_docs(json.load(f)))
+    if args.worker:
+        return common.serve(make_prepare(args.worker))
+    if args.accuracy_worker:
+        score = (transformers_accuracy if args.accuracy_worker ==
+                 "transformers" else keras_accuracy)(args.accuracy)
+        print(json.dumps(score))
+        return None
+
+    backends = args.backends.split(",")
+    batch, length = map(int, args.shape.split("x"))
+    started = time.time()
+    payload = {"machine": common.machine_info(), "args": vars(args),
+               "started": started}
+    if args.accuracy:
+        payload["accuracy"] = accuracy_table(args.accuracy, backends)
+        print(json.dumps(payload["accuracy"], indent=1))
+    group = members(backends, args.dtypes.split(","), batch, length,
+                    args.served)
+    results = common.run_workers("bench.bench_precision", {"all": group},
+                                 args.rounds, args.calls)["all"]
+    config = common.read_config(common.minilm_dir())
+    payload["rows"], payload["ceilings"] = summarize(results, config, batch,
+                                                     length)
+    payload.update(raw=results, load_after=os.getloadavg()[0],
+                   minutes=(time.time() - started) / 60)
+    text = format_docs(payload)
+    print(text)
+    if args.output:
+        common.write_json(args.output, payload)
+    if args.write_docs:
+        common.write_section(DOCS, SECTION, text)
+    return None
+
+
+if __name__ == "__main__":
+    main()
