@@ -12,9 +12,12 @@ SST-2 dev sentences (short) and `--paragraphs` SQuAD dev paragraphs
 (long, up to the model's 256 tokens). Reported: texts per second (median
 over rounds) and the paired ratio to sentence-transformers float32.
 float32 on both sides is the comparison that matters (the vectors agree
-to 1e-5); bfloat16 rows (keras_bert `dtype="mixed_bfloat16"`,
-sentence-transformers `model.bfloat16()`) are extra, and change the
-vectors by about 1e-2.
+to 1e-5); bfloat16 rows (keras_bert `dtype="bfloat16"`,
+sentence-transformers `model.bfloat16()`) and int8 rows (keras_bert
+`quantize("int8")`, sentence-transformers after PyTorch's dynamic int8
+quantization of every `nn.Linear`) are extra, and change the vectors by
+about 1e-2. keras_bert int8 is not run on PyTorch, where Keras' int8
+matmul has no fast CPU path (docs/performance.md).
 """
 
 import argparse
@@ -43,9 +46,11 @@ def read_texts(kind, count):
 def prepare_keras(case):
     import keras_bert
 
-    kwargs = {"dtype": "mixed_bfloat16"} if case["dtype"] == "bfloat16" else {}
+    kwargs = {"dtype": "bfloat16"} if case["dtype"] == "bfloat16" else {}
     model = keras_bert.BertTextEmbedder.from_preset(common.minilm_dir(),
                                                     **kwargs)
+    if case["dtype"] == "int8":
+        model.quantize("int8")
     texts = read_texts(case["texts"], case["count"])
     return lambda: model.encode(texts, batch_size=32, verbose=0)
 
@@ -56,6 +61,11 @@ def prepare_sentence_transformers(case):
     model = SentenceTransformer(common.minilm_dir(), device="cpu")
     if case["dtype"] == "bfloat16":
         model.bfloat16()
+    if case["dtype"] == "int8":
+        import torch
+
+        model = torch.ao.quantization.quantize_dynamic(
+            model, {torch.nn.Linear}, dtype=torch.qint8)
     texts = read_texts(case["texts"], case["count"])
     return lambda: model.encode(texts, batch_size=32)
 
@@ -70,7 +80,8 @@ def groups(args):
             members.append((f"sentence-transformers {dtype}",
                             "sentence_transformers", case))
             members += [(f"keras_bert/{backend} {dtype}", f"keras-{backend}",
-                         case) for backend in args.backends.split(",")]
+                         case) for backend in args.backends.split(",")
+                        if not (dtype == "int8" and backend == "torch")]
         result[f"{count} {kind}"] = members
     return result
 
@@ -101,7 +112,7 @@ def main():
     parser.add_argument("--sentences", type=int, default=512)
     parser.add_argument("--paragraphs", type=int, default=128)
     parser.add_argument("--backends", default=",".join(BACKENDS))
-    parser.add_argument("--dtypes", default="float32,bfloat16")
+    parser.add_argument("--dtypes", default="float32,bfloat16,int8")
     parser.add_argument("--output")
     args = parser.parse_args()
     if args.worker:

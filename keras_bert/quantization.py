@@ -12,6 +12,7 @@ keras_bert's:
   `keras.dtype_policies.DTypePolicyMap` in its config, keyed by layer path,
   so `.keras` files and keras_bert presets rebuild the int8 variables before
   the weights are read.
+* On TensorFlow a quantized model runs as XLA programs (`needs_xla`).
 """
 
 import keras
@@ -26,6 +27,16 @@ def is_quantized(model):
     """Whether any layer of `model` (a backbone or task) is quantized."""
     return any(layer.quantization_mode is not None
                for layer in model._flatten_layers())
+
+
+def needs_xla(model):
+    """Whether `model` must run under XLA where Keras would leave it off.
+
+    Keras turns XLA off for TensorFlow on machines without an accelerator,
+    and TensorFlow's own int8 matmul kernels are about 10x slower than
+    XLA's on a CPU (docs/performance.md), so a quantized model turns it on.
+    """
+    return keras.config.backend() == "tensorflow" and is_quantized(model)
 
 
 def dtype_for_config(model):

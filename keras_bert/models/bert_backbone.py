@@ -13,6 +13,7 @@ from keras_bert.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_bert.models.bucketed_inference import predict_bucketed
 from keras_bert.quantization import dtype_for_config
 from keras_bert.quantization import is_gemm_layer
+from keras_bert.quantization import needs_xla
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -219,6 +220,12 @@ class BertBackbone(keras.Model):
                 mode, config=config,
                 filters=is_gemm_layer if filters is None else filters,
                 **kwargs)
+        if needs_xla(self):
+            self.jit_compile = True
+
+    def _resolve_auto_jit_compile(self):
+        # Keras' choice for `jit_compile="auto"`, and after a reload.
+        return needs_xla(self) or super()._resolve_auto_jit_compile()
 
     def get_config(self):
         return {

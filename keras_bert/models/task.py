@@ -7,6 +7,7 @@ import keras
 from keras_bert.checkpoints.loading import load_task
 from keras_bert.checkpoints.saving import save_to_preset
 from keras_bert.models.bert_backbone import BertBackbone
+from keras_bert.quantization import needs_xla
 from keras_bert.serialization import deserialize
 
 
@@ -79,6 +80,8 @@ class TaskMixin:
         # Keras skips a custom `compile` on load unless told how: the saved
         # config holds the resolved optimizer, loss and metrics objects.
         self.compile(**keras.saving.deserialize_keras_object(config))
+        if needs_xla(self):
+            self.jit_compile = True
         if self.built:
             self.optimizer.build(self.trainable_variables)
 
@@ -166,6 +169,12 @@ class TaskMixin:
         # Compiled functions captured the float graph.
         self.train_function = self.test_function = None
         self.predict_function = None
+        if needs_xla(self):
+            self.jit_compile = True
+
+    def _resolve_auto_jit_compile(self):
+        # Keras' choice for `jit_compile="auto"`.
+        return needs_xla(self) or super()._resolve_auto_jit_compile()
 
     def _takes_raw_input(self):
         return self.preprocessor is not None and self.maps_preprocessor
