@@ -30,6 +30,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench import common  # noqa: E402
 from bench import retrieval_data  # noqa: E402
+from bench.keras_runtime import from_preset_in  # noqa: E402
+from bench.transformers_runtime import dynamic_int8  # noqa: E402
 
 BACKENDS = ("jax", "tensorflow", "torch")
 REFERENCE = "sentence-transformers float32"
@@ -46,11 +48,8 @@ def read_texts(kind, count):
 def prepare_keras(case):
     import keras_bert
 
-    kwargs = {"dtype": "bfloat16"} if case["dtype"] == "bfloat16" else {}
-    model = keras_bert.BertTextEmbedder.from_preset(common.minilm_dir(),
-                                                    **kwargs)
-    if case["dtype"] == "int8":
-        model.quantize("int8")
+    model = from_preset_in(keras_bert.BertTextEmbedder, common.minilm_dir(),
+                           case["dtype"])
     texts = read_texts(case["texts"], case["count"])
     return lambda: model.encode(texts, batch_size=32, verbose=0)
 
@@ -62,10 +61,7 @@ def prepare_sentence_transformers(case):
     if case["dtype"] == "bfloat16":
         model.bfloat16()
     if case["dtype"] == "int8":
-        import torch
-
-        model = torch.ao.quantization.quantize_dynamic(
-            model, {torch.nn.Linear}, dtype=torch.qint8)
+        model = dynamic_int8(model)
     texts = read_texts(case["texts"], case["count"])
     return lambda: model.encode(texts, batch_size=32)
 

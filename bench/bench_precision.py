@@ -41,10 +41,11 @@ import sys
 import tempfile
 import time
 
+from bench import bench_inference
 from bench import common
 from bench import flops
-from bench.keras_runtime import KerasRuntime
-from bench.transformers_runtime import TransformersRuntime
+from bench.keras_runtime import from_preset_in
+from bench.transformers_runtime import dynamic_int8
 
 BACKENDS = ("jax", "tensorflow", "torch")
 DTYPES = ("float32", "bfloat16", "int8")
@@ -61,11 +62,8 @@ def served_forward(case):
 
     import keras_bert
 
-    model = keras_bert.BertBackbone.from_preset(
-        common.minilm_dir(),
-        dtype="float32" if case["dtype"] == "int8" else case["dtype"])
-    if case["dtype"] == "int8":
-        model.quantize("int8")
+    model = from_preset_in(keras_bert.BertBackbone, common.minilm_dir(),
+                           case["dtype"])
     path = os.path.join(tempfile.mkdtemp(), "served")
     keras_bert.export_saved_model(
         model, path, include_preprocessing=False, verbose=False,
@@ -78,18 +76,13 @@ def served_forward(case):
 
 
 def make_prepare(worker):
-    runtime = TransformersRuntime() if worker == "transformers" else (
-        KerasRuntime())
-    config = common.read_config(common.minilm_dir())
+    """`bench_inference`'s models and GEMMs, plus the served SavedModels."""
+    prepare_inference = bench_inference.make_prepare(worker)
 
     def prepare(case):
-        if case["library"] == "gemm":
-            return flops.gemm_callable(
-                case["variant"], case["dtype"], case["batch"] * case["length"],
-                config["hidden_size"], config["intermediate_size"])
         if case["library"] == "served":
             return served_forward(case)
-        return runtime.forward(case)
+        return prepare_inference(case)
 
     return prepare
 
@@ -115,10 +108,7 @@ def keras_accuracy(preset):
     texts, labels = sst2_dev()
     scores = {}
     for dtype in DTYPES:
-        model = keras_bert.BertClassifier.from_preset(
-            preset, dtype="float32" if dtype == "int8" else dtype)
-        if dtype == "int8":
-            model.quantize("int8")
+        model = from_preset_in(keras_bert.BertClassifier, preset, dtype)
         logits = keras.ops.convert_to_numpy(model.predict(
             texts, batch_size=32, verbose=0))
         scores[dtype] = float(np.mean(logits.argmax(-1) == labels))
@@ -144,8 +134,7 @@ def transformers_accuracy(preset):
             hf_dir, dtype=torch.bfloat16 if dtype == "bfloat16"
             else torch.float32).eval()
         if dtype == "int8":
-            model = torch.ao.quantization.quantize_dynamic(
-                model, {torch.nn.Linear}, dtype=torch.qint8)
+            model = dynamic_int8(model)
         predictions = []
         with torch.inference_mode():
             for start in range(0, len(texts), 32):

@@ -10,6 +10,16 @@ pass on `common.synthetic_inputs`. Used by the benchmark workers
 from bench import common
 
 
+def from_preset_in(cls, preset, dtype, **kwargs):
+    """`cls.from_preset` in float32, bfloat16 or int8 (the float32 model,
+    quantized as users do it)."""
+    model = cls.from_preset(
+        preset, dtype="float32" if dtype == "int8" else dtype, **kwargs)
+    if dtype == "int8":
+        model.quantize("int8")
+    return model
+
+
 class KerasRuntime:
     """keras_bert and keras-hub models under this process's Keras backend."""
 
@@ -27,12 +37,7 @@ class KerasRuntime:
                 import keras_hub
 
                 cls = keras_hub.models.BertBackbone
-            # int8: the float32 model, quantized as users do it.
-            model = cls.from_preset(
-                common.minilm_dir(),
-                dtype="float32" if dtype == "int8" else dtype)
-            if dtype == "int8":
-                model.quantize("int8")
+            model = from_preset_in(cls, common.minilm_dir(), dtype)
             if jit_compile is not None:
                 model.jit_compile = jit_compile
             if fused:  # the earlier releases' attention, for comparison

@@ -9,6 +9,15 @@ same ids that `bench.keras_runtime.KerasRuntime` feeds the Keras models.
 from bench import common
 
 
+def dynamic_int8(model):
+    """PyTorch's dynamic int8 quantization of every `nn.Linear`: what
+    transformers' and sentence-transformers' docs point CPU users to."""
+    import torch
+
+    return torch.ao.quantization.quantize_dynamic(
+        model, {torch.nn.Linear}, dtype=torch.qint8)
+
+
 class TransformersRuntime:
     def __init__(self):
         self.models = {}
@@ -24,10 +33,7 @@ class TransformersRuntime:
                 dtype=torch.float32 if dtype == "int8" else getattr(
                     torch, dtype)).eval()
             if dtype == "int8":
-                # PyTorch's dynamic int8 quantization of every Linear: what
-                # transformers' docs point CPU users to.
-                model = torch.ao.quantization.quantize_dynamic(
-                    model, {torch.nn.Linear}, dtype=torch.qint8)
+                model = dynamic_int8(model)
             self.models[dtype] = model
         model = self.models[dtype]
         inputs = common.synthetic_inputs(case["batch"], case["length"],
