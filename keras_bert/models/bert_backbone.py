@@ -11,6 +11,7 @@ from keras_bert.configs import get_backbone_config
 from keras_bert.layers.bert_embeddings import BertEmbeddings
 from keras_bert.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_bert.models.bucketed_inference import predict_bucketed
+from keras_bert.models.xla_default import xla_by_default
 from keras_bert.quantization import dtype_for_config
 from keras_bert.quantization import is_gemm_layer
 from keras_bert.quantization import needs_xla
@@ -224,8 +225,9 @@ class BertBackbone(keras.Model):
             self.jit_compile = True
 
     def _resolve_auto_jit_compile(self):
-        # Keras' choice for `jit_compile="auto"`, and after a reload.
-        return needs_xla(self) or super()._resolve_auto_jit_compile()
+        # XLA on TensorFlow's CPUs as well (keras_bert/models/xla_default.py),
+        # also after a reload.
+        return xla_by_default(self) or super()._resolve_auto_jit_compile()
 
     def get_config(self):
         return {

@@ -7,6 +7,7 @@ import keras
 from keras_bert.checkpoints.loading import load_task
 from keras_bert.checkpoints.saving import save_to_preset
 from keras_bert.models.bert_backbone import BertBackbone
+from keras_bert.models.xla_default import xla_by_default
 from keras_bert.quantization import needs_xla
 from keras_bert.serialization import deserialize
 
@@ -173,8 +174,8 @@ class TaskMixin:
             self.jit_compile = True
 
     def _resolve_auto_jit_compile(self):
-        # Keras' choice for `jit_compile="auto"`.
-        return needs_xla(self) or super()._resolve_auto_jit_compile()
+        # XLA on TensorFlow's CPUs as well (keras_bert/models/xla_default.py).
+        return xla_by_default(self) or super()._resolve_auto_jit_compile()
 
     def _takes_raw_input(self):
         return self.preprocessor is not None and self.maps_preprocessor
