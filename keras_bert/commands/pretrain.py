@@ -250,4 +250,10 @@ def format_fill_mask(examples):
     hits = sum(1 for example in examples if example.get("rank"))
     if examples:
         lines.append(f"  {hits} of {len(examples)} answers in the top five")
+    if examples and not hits:
+        # A newcomer's first run: say that this is what minutes buy.
+        lines.append(
+            "  (a few minutes of a tiny model learn which kind of word fits;"
+            " naming the word takes\n   longer runs or a larger model: "
+            "docs/pretraining.md#quality-per-minute)")
     return "\n".join(lines)

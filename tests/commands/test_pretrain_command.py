@@ -7,6 +7,7 @@ from unittest import mock
 import numpy as np
 from keras import ops
 
+from keras_bert.commands.pretrain import format_fill_mask
 from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.training.pretraining.pretraining_checkpoint import PretrainingCheckpoint
 from keras_bert.training.pretraining.pretraining_job import PretrainingJob
@@ -248,3 +249,20 @@ class PretrainBadInputTest(TestCase):
         self.assertFails(["w1 w2 .", "w3 w4 ."],
                          "--vocab-size is 100 but the vocabulary .*vocab.txt "
                          "has 31 tokens", "--vocab-size", "100")
+
+
+class FillMaskReportTest(TestCase):
+    def example(self, rank):
+        return {"text": "Return the [MASK] of x.", "answer": "length",
+                "predictions": [("value", 0.1), ("the", 0.05)],
+                "rank": rank}
+
+    def test_a_run_without_hits_says_what_minutes_buy(self):
+        report = format_fill_mask([self.example(None)] * 5)
+        self.assertIn("0 of 5 answers in the top five", report)
+        self.assertIn("docs/pretraining.md#quality-per-minute", report)
+        report = format_fill_mask([self.example(None)] * 4
+                                  + [self.example(2)])
+        self.assertIn("1 of 5 answers in the top five", report)
+        self.assertIn("+ answer: length (#2)", report)
+        self.assertNotIn("quality-per-minute", report)
