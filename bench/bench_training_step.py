@@ -28,7 +28,8 @@ REFERENCE = "transformers/torch"
 NUM_MASKS = 20  # 15% of 128, rounded as BERT's max_predictions_per_seq
 
 
-def synthetic_batch(batch, length, vocabulary_size, seed=0):
+def synthetic_batch(batch, length, vocabulary_size, seed=0,
+                    num_masks=NUM_MASKS):
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -36,7 +37,7 @@ def synthetic_batch(batch, length, vocabulary_size, seed=0):
     ids[:, 0] = 101
     segment_ids = (np.arange(length) >= length // 2).astype("int32")
     positions = np.sort(np.stack([
-        rng.choice(np.arange(1, length), NUM_MASKS, replace=False)
+        rng.choice(np.arange(1, length), num_masks, replace=False)
         for _ in range(batch)]), axis=1)
     return {
         "token_ids": ids.astype("int32"),
@@ -66,7 +67,8 @@ def keras_step(case):
     backbone = keras_bert.BertBackbone(**config)
     features = {k: data[k] for k in ("token_ids", "segment_ids",
                                      "padding_mask")}
-    jit = keras.config.backend() != "torch"
+    # XLA where Keras compiles it, unless the case says.
+    jit = case.get("jit_compile", keras.config.backend() != "torch")
     if case["task"] == "pretraining":
         model = keras_bert.BertPretrainer(backbone)
         model.compile(total_steps=1000, jit_compile=jit)

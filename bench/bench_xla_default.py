@@ -7,8 +7,8 @@ after round in one worker process:
 
 * pretraining step: the default `keras-bert pretrain` step (BERT tiny,
   vocabulary 8,000, 32 x 64, masked LM only at 19 positions, dropout 0);
-* fine-tuning step: `BertClassifier` on BERT mini at 32 x 128 (the
-  classifier's own `compile`, dropout 0.1);
+* fine-tuning step: `bench_training_step`'s classifier step (BERT mini
+  at 32 x 128, the classifier's own `compile`, dropout 0.1);
 * forward: all-MiniLM-L6-v2 at 8 x 128 (`predict_on_batch`).
 
 Each step is one `train_on_batch` of one synthetic batch. "ready" is the
@@ -21,6 +21,9 @@ import argparse
 import re
 
 from bench import common
+from bench.bench_training_step import keras_step
+from bench.bench_training_step import synthetic_batch
+from bench.keras_runtime import KerasRuntime
 
 CASES = ("pretraining step", "fine-tuning step", "forward")
 SECTION = "### XLA on TensorFlow"
@@ -28,37 +31,25 @@ DOC = "docs/performance.md"
 
 
 def prepare(case):
-    import numpy as np
-
     import keras_bert
 
     jit = case["jit_compile"]
-    rng = np.random.default_rng(0)
     if case["name"] == "forward":
-        model = keras_bert.BertBackbone.from_preset(common.minilm_dir())
-        model.jit_compile = jit
-        inputs = common.synthetic_inputs(8, 128, model.vocabulary_size)
-        return lambda: model.predict_on_batch(inputs)
-    if case["name"] == "pretraining step":
-        backbone = keras_bert.BertBackbone.from_preset(
-            "bert_tiny_uncased_config", vocabulary_size=8000, dropout=0.0)
-        model = keras_bert.BertPretrainer(backbone,
-                                          next_sentence_prediction=False)
-        model.compile(total_steps=1000, learning_rate=1e-3, jit_compile=jit)
-        inputs = common.synthetic_inputs(32, 64, 8000)
-        positions = np.sort(np.stack([rng.choice(np.arange(1, 63), 19, False)
-                                      for _ in range(32)]), axis=1)
-        inputs["mask_positions"] = positions.astype("int32")
-        labels = {"mlm_logits": np.take_along_axis(
-            inputs["token_ids"], positions, 1)}
-        return lambda: model.train_on_batch(inputs, labels)
-    backbone = keras_bert.BertBackbone.from_preset("bert_mini_uncased_config")
-    model = keras_bert.BertClassifier(backbone, num_classes=2,
-                                      preprocessor=None)
-    model.compile(num_train_steps=1000, jit_compile=jit)
-    inputs = common.synthetic_inputs(32, 128, backbone.vocabulary_size)
-    labels = rng.integers(0, 2, 32).astype("int32")
-    return lambda: model.train_on_batch(inputs, labels)
+        return KerasRuntime().forward({
+            "library": "keras_bert", "variant": "" if jit else "noxla",
+            "dtype": "float32", "batch": 8, "length": 128})
+    if case["name"] == "fine-tuning step":
+        return keras_step({"task": "classifier", "batch": 32, "length": 128,
+                           "jit_compile": jit})
+    backbone = keras_bert.BertBackbone.from_preset(
+        "bert_tiny_uncased_config", vocabulary_size=8000, dropout=0.0)
+    model = keras_bert.BertPretrainer(backbone, next_sentence_prediction=False)
+    model.compile(total_steps=1000, learning_rate=1e-3, jit_compile=jit)
+    data = synthetic_batch(32, 64, 8000, num_masks=19)
+    inputs = {key: data[key] for key in ("token_ids", "segment_ids",
+                                         "padding_mask", "mask_positions")}
+    return lambda: model.train_on_batch(inputs,
+                                        {"mlm_logits": data["mask_ids"]})
 
 
 def table(summary, machine, args):
