@@ -8,10 +8,13 @@ same precision are paired within rounds:
 * keras_bert: `BertBackbone.from_preset(dir, dtype="bfloat16")`, or the
   float32 model after `quantize("int8")` (Keras int8: weights per output
   channel, activations per token at run time); XLA on JAX and TensorFlow,
-  eager PyTorch, as in `bench/bench_inference.py`.
+  eager PyTorch, as in `bench/bench_inference.py`; "torch-compile" is the
+  PyTorch model with `jit_compile=True` (Keras compiles its predict step
+  with `torch.compile`).
 * transformers: `BertModel` in float32, in bfloat16 (`dtype=torch.bfloat16`)
   and after PyTorch's dynamic int8 quantization of every `nn.Linear`
-  (`torch.ao.quantization.quantize_dynamic`), under `torch.inference_mode()`.
+  (`torch.ao.quantization.quantize_dynamic`), under `torch.inference_mode()`;
+  "transformers/torch-compile" is the same model after `torch.compile`.
   "tensorflow-no-xla" is the TensorFlow model with `jit_compile=False`
   (TensorFlow's oneDNN kernels, which use AMX for bfloat16, instead of XLA).
 * served: with `--served`, the SavedModel `keras_bert.export_saved_model`
@@ -168,15 +171,25 @@ def accuracy_table(preset, backends):
 # Orchestrator side -------------------------------------------------------
 
 
-def members(backends, dtypes, batch, length, served):
+def members(backends, dtypes, batch, length, served, torch_compile):
     rows = []
     for dtype in dtypes:
         shape = {"dtype": dtype, "batch": batch, "length": length}
         rows.append((f"transformers/torch {dtype}", "transformers",
                      {"library": "transformers", "variant": "", **shape}))
+        # Keras' int8 matmul on torch is cast to int32 compiled or not.
+        compiled = torch_compile and "torch" in backends and dtype != "int8"
+        if compiled:
+            rows.append((f"transformers/torch-compile {dtype}",
+                         "transformers", {"library": "transformers",
+                                          "variant": "compile", **shape}))
         for backend in backends:
             rows.append((f"keras_bert/{backend} {dtype}", f"keras-{backend}",
                          {"library": "keras_bert", "variant": "", **shape}))
+            if backend == "torch" and compiled:
+                rows.append((f"keras_bert/torch-compile {dtype}",
+                             "keras-torch", {"library": "keras_bert",
+                                             "variant": "compile", **shape}))
             if backend == "tensorflow":
                 # TensorFlow's own kernels (oneDNN) instead of XLA's.
                 rows.append((f"keras_bert/tensorflow-no-xla {dtype}",
@@ -221,10 +234,13 @@ def summarize(entries, config, batch, length):
             own = entries.get(f"{name} float32")
             if dtype != "float32" and own and own["rounds"]:
                 row["vs_own_float32"] = common.paired_speedup(entry, own)
-            reference = entries.get(f"transformers/torch {dtype}")
-            if not name.startswith(("gemm/", "transformers")) and reference:
-                row["vs_transformers"] = common.paired_speedup(
-                    entry, reference)
+            for key, reference in (("vs_transformers", "torch"),
+                                   ("vs_transformers_compile",
+                                    "torch-compile")):
+                reference = entries.get(f"transformers/{reference} {dtype}")
+                if (not name.startswith(("gemm/", "transformers"))
+                        and reference and reference["rounds"]):
+                    row[key] = common.paired_speedup(entry, reference)
         rows[label] = row
     return rows, {k: v / 1e9 for k, v in ceilings.items()}
 
@@ -236,7 +252,8 @@ def format_docs(payload):
         SECTION, "",
         f"Written by `python -m bench.bench_precision` "
         f"(`--shape {args['shape']} --rounds {args['rounds']} --calls "
-        f"{args['calls']}{' --served' if args['served'] else ''}`), "
+        f"{args['calls']}{' --served' if args['served'] else ''}"
+        f"{' --torch-compile' if args.get('torch_compile') else ''}`), "
         f"{time.strftime('%Y-%m-%d', time.gmtime(payload['started']))}: "
         f"{machine['cores']} cores, {machine['cpu']}; ISA flags "
         f"{', '.join(machine['isa'])}; 1-minute load average "
@@ -252,6 +269,7 @@ def format_docs(payload):
         ("of_ceiling", "of its precision's ceiling", ".2f"),
         ("vs_own_float32", "x own float32", ".2f"),
         ("vs_transformers", "x transformers, same precision", ".2f"),
+        ("vs_transformers_compile", "x compiled transformers", ".2f"),
     ]).replace("\n### \n", "\n"))
     if payload.get("accuracy"):
         lines += ["", f"SST-2 dev accuracy (872 sentences) of the classifier "
@@ -275,6 +293,9 @@ def main():
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument("--served", action="store_true",
                         help="also time the exported SavedModels")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="also time keras_bert and transformers on torch "
+                        "with torch.compile")
     parser.add_argument("--accuracy", metavar="PRESET",
                         help="a fine-tuned SST-2 classifier preset to score")
     parser.add_argument("--output")
@@ -304,7 +325,7 @@ def main():
         payload["accuracy"] = accuracy_table(args.accuracy, backends)
         print(json.dumps(payload["accuracy"], indent=1))
     group = members(backends, args.dtypes.split(","), batch, length,
-                    args.served)
+                    args.served, args.torch_compile)
     results = common.run_workers("bench.bench_precision", {"all": group},
                                  args.rounds, args.calls)["all"]
     config = common.read_config(common.minilm_dir())

@@ -14,6 +14,9 @@ Same config (bert mini: 4 layers, hidden 256, 4 heads, vocabulary 30,522),
 dropout 0.1 everywhere, random weights (time does not depend on values).
 keras_bert uses `train_on_batch` with XLA on JAX and TensorFlow
 (`jit_compile=True`), eager on PyTorch; transformers runs eager.
+`--torch-compile` adds keras_bert on PyTorch with `jit_compile=True`
+(Keras compiles the train step with `torch.compile`) as
+"keras_bert/torch-compile".
 
     python -m bench.bench_training_step --output bench/results/training.json
 """
@@ -144,17 +147,23 @@ def main():
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=3)
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="also keras_bert on torch with jit_compile=True")
     parser.add_argument("--output")
     args = parser.parse_args()
     if args.worker:
         return common.serve(make_prepare(args.worker))
 
     labels = [REFERENCE] + [f"keras_bert/{b}" for b in args.backends.split(",")]
+    if args.torch_compile:
+        labels.append("keras_bert/torch-compile")
     groups = {
         f"{task}@{args.batch}x{args.length}": [
             (label, "transformers" if label == REFERENCE
-             else "keras-" + label.split("/")[1],
-             {"task": task, "batch": args.batch, "length": args.length})
+             else "keras-" + label.split("/")[1].split("-")[0],
+             {"task": task, "batch": args.batch, "length": args.length,
+              **({"jit_compile": True} if label.endswith("-compile")
+                 else {})})
             for label in labels]
         for task in args.tasks.split(",")
     }

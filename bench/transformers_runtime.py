@@ -4,6 +4,9 @@
 (`common.minilm_dir`) and returns a callable that runs one eager forward
 pass under `torch.inference_mode()` on `common.synthetic_inputs`, the
 same ids that `bench.keras_runtime.KerasRuntime` feeds the Keras models.
+With `case["variant"] == "compile"` the model is `torch.compile`d first
+(its default inductor backend), the transformers counterpart of
+keras_bert's `jit_compile=True` on torch.
 """
 
 from bench import common
@@ -26,16 +29,19 @@ class TransformersRuntime:
         import torch
         import transformers
 
-        dtype = case["dtype"]
-        if dtype not in self.models:
+        dtype, variant = case["dtype"], case.get("variant", "")
+        key = (dtype, variant)
+        if key not in self.models:
             model = transformers.BertModel.from_pretrained(
                 common.minilm_dir(), local_files_only=True,
                 dtype=torch.float32 if dtype == "int8" else getattr(
                     torch, dtype)).eval()
             if dtype == "int8":
                 model = dynamic_int8(model)
-            self.models[dtype] = model
-        model = self.models[dtype]
+            if variant == "compile":
+                model = torch.compile(model)
+            self.models[key] = model
+        model = self.models[key]
         inputs = common.synthetic_inputs(case["batch"], case["length"],
                                   model.config.vocab_size)
         inputs = {

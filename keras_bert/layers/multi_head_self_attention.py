@@ -112,12 +112,25 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             output = ops.dot_product_attention(
                 query, key, value, mask=mask,
                 scale=1.0 / math.sqrt(self.head_dim),
+                flash_attention=self._flash_attention(query, mask),
             )
         output = ops.reshape(output, (batch, length, self.hidden_dim))
         output = self.output_dense(output)
         if return_attention_scores:
             return output, scores
         return output
+
+    def _flash_attention(self, query, mask):
+        # On torch, Keras asks a CUDA probe whether its flash kernel fits.
+        # That kernel takes no mask and needs a GPU, so elsewhere the answer
+        # is known to be no, and asking costs more than the question: the
+        # probe builds a C++ object that ends a torch.compile graph, which
+        # split the compiled encoder into one graph per layer
+        # (docs/performance.md, "torch.compile").
+        if keras.config.backend() != "torch":
+            return None
+        on_gpu = "cuda" in str(getattr(query, "device", ""))
+        return None if mask is None and on_gpu else False
 
     def _explicit_is_faster(self):
         # Measured on CPU (docs/performance.md, "Where the time goes"):
