@@ -17,7 +17,9 @@ sentence-transformers `model.bfloat16()`) and int8 rows (keras_bert
 `quantize("int8")`, sentence-transformers after PyTorch's dynamic int8
 quantization of every `nn.Linear`) are extra, and change the vectors by
 about 1e-2. keras_bert int8 is not run on PyTorch, where Keras' int8
-matmul has no fast CPU path (docs/performance.md).
+matmul has no fast CPU path (docs/performance.md). `--torch-compile` adds
+keras_bert on PyTorch with `jit_compile=True` ("torch-compile": Keras runs
+the predict step through `torch.compile`), float32 and bfloat16.
 """
 
 import argparse
@@ -30,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench import common  # noqa: E402
 from bench import retrieval_data  # noqa: E402
+from bench.keras_runtime import allow_torch_recompiles  # noqa: E402
 from bench.keras_runtime import from_preset_in  # noqa: E402
 from bench.transformers_runtime import dynamic_int8  # noqa: E402
 
@@ -50,6 +53,9 @@ def prepare_keras(case):
 
     model = from_preset_in(keras_bert.BertTextEmbedder, common.minilm_dir(),
                            case["dtype"])
+    if case.get("variant") == "compile":
+        allow_torch_recompiles()
+        model.jit_compile = True
     texts = read_texts(case["texts"], case["count"])
     return lambda: model.encode(texts, batch_size=32, verbose=0)
 
@@ -78,6 +84,10 @@ def groups(args):
             members += [(f"keras_bert/{backend} {dtype}", f"keras-{backend}",
                          case) for backend in args.backends.split(",")
                         if not (dtype == "int8" and backend == "torch")]
+            if (args.torch_compile and dtype != "int8"
+                    and "torch" in args.backends.split(",")):
+                members.append((f"keras_bert/torch-compile {dtype}",
+                                "keras-torch", {**case, "variant": "compile"}))
         result[f"{count} {kind}"] = members
     return result
 
@@ -109,6 +119,8 @@ def main():
     parser.add_argument("--paragraphs", type=int, default=128)
     parser.add_argument("--backends", default=",".join(BACKENDS))
     parser.add_argument("--dtypes", default="float32,bfloat16,int8")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="also keras_bert on torch with jit_compile=True")
     parser.add_argument("--output")
     args = parser.parse_args()
     if args.worker:

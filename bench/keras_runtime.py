@@ -20,6 +20,19 @@ def from_preset_in(cls, preset, dtype, **kwargs):
     return model
 
 
+def allow_torch_recompiles():
+    """Lets dynamo compile many models in one worker process.
+
+    Keras compiles every model's step from the same code object, and dynamo
+    caches per code object: past its default limit (8 entries: a static and
+    a dynamic-shape graph per model) it silently runs the rest eagerly.
+    """
+    import torch._dynamo
+
+    torch._dynamo.config.recompile_limit = 256
+    torch._dynamo.config.accumulated_recompile_limit = 4096
+
+
 class KerasRuntime:
     """keras_bert and keras-hub models under this process's Keras backend."""
 
@@ -58,13 +71,7 @@ class KerasRuntime:
         else:
             jit = True if variant == "xla" else None  # None: library default
         if backend == "torch" and jit:
-            import torch._dynamo
-
-            # Keras layers guard on per-instance attributes, so dynamo
-            # compiles each encoder block separately; past its default
-            # limit (8) it silently runs the rest eagerly.
-            torch._dynamo.config.recompile_limit = 256
-            torch._dynamo.config.accumulated_recompile_limit = 4096
+            allow_torch_recompiles()
         model = self.model(library, case["dtype"], jit, variant == "fused")
         inputs = common.synthetic_inputs(case["batch"], case["length"],
                                   model.vocabulary_size)
