@@ -247,9 +247,20 @@ def format_fill_mask(examples):
         lines.append(f"  {example['text']}")
         lines.append(f"   {mark} answer: {example['answer'] + place:<14} "
                      f"model: {guesses}")
+        if "frequency_rank" in example:
+            lines.append(f"     the model ranks it {example['model_rank']:,}"
+                         f"; word frequency alone, "
+                         f"{example['frequency_rank']:,}")
     hits = sum(1 for example in examples if example.get("rank"))
     if examples:
         lines.append(f"  {hits} of {len(examples)} answers in the top five")
+    ranked = [example for example in examples if "frequency_rank" in example]
+    if ranked:
+        # Below the top five, this is what shows that context was learned.
+        above = sum(1 for example in ranked
+                    if example["model_rank"] < example["frequency_rank"])
+        lines.append(f"  {above} of {len(ranked)} answers ranked higher by "
+                     "the model than by word frequency alone")
     if examples and not hits:
         # A newcomer's first run: say that this is what minutes buy.
         lines.append(

@@ -26,6 +26,22 @@ def fill_mask(model, tokenizer, text, top_k=5):
     >>> fill_mask(model, tokenizer, "the cat sat on the [MASK].")  # doctest: +SKIP
     [[('floor', 0.21), ('mat', 0.12), ...]]
     """
+    return [top_tokens(row, tokenizer, top_k)
+            for row in mask_probabilities(model, tokenizer, text)]
+
+
+def top_tokens(probabilities, tokenizer, top_k):
+    """The `top_k` `(token, probability)` pairs of one row, most likely
+    first."""
+    best = np.argsort(-probabilities)[:top_k]
+    return [(tokenizer.id_to_token(int(i)), float(probabilities[i]))
+            for i in best]
+
+
+def mask_probabilities(model, tokenizer, text):
+    """`fill_mask`'s whole distribution: one row of probabilities over
+    the vocabulary per `[MASK]` in `text`, in order (float64 NumPy,
+    `(masks, vocabulary_size)`)."""
     mask = tokenizer.mask_token
     pieces = text.split(mask)
     if len(pieces) < 2:
@@ -59,10 +75,4 @@ def fill_mask(model, tokenizer, text, top_k=5):
     logits = logits[0].astype("float64")
     probabilities = np.exp(logits - logits.max(-1, keepdims=True))
     probabilities /= probabilities.sum(-1, keepdims=True)
-    results = []
-    for row in probabilities:
-        best = np.argsort(-row)[:top_k]
-        results.append(
-            [(tokenizer.id_to_token(i), float(row[i])) for i in best]
-        )
-    return results
+    return probabilities

@@ -266,3 +266,16 @@ class FillMaskReportTest(TestCase):
         self.assertIn("1 of 5 answers in the top five", report)
         self.assertIn("+ answer: length (#2)", report)
         self.assertNotIn("quality-per-minute", report)
+
+    def test_ranks_below_the_top_five_are_compared_with_frequency(self):
+        ranked = [{**self.example(None), "model_rank": model,
+                   "frequency_rank": frequency}
+                  for model, frequency in ((40, 1_200), (7, 3), (150, 150))]
+        report = format_fill_mask(ranked)
+        self.assertIn("the model ranks it 40; word frequency alone, 1,200",
+                      report)
+        # Strictly higher only: 40 < 1,200 counts, 7 > 3 and a tie do not.
+        self.assertIn("1 of 3 answers ranked higher by the model than by "
+                      "word frequency alone", report)
+        self.assertNotIn("word frequency alone",
+                         format_fill_mask([self.example(None)]))

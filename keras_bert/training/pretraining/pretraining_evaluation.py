@@ -6,7 +6,8 @@ import random
 import numpy as np
 from keras import ops
 
-from keras_bert.training.fill_mask import fill_mask
+from keras_bert.training.fill_mask import mask_probabilities
+from keras_bert.training.fill_mask import top_tokens
 
 
 def unigram_counts(token_ids, vocabulary_size, special_token_ids=()):
@@ -114,7 +115,8 @@ def _logsumexp(logits):
     return peak + np.log(np.sum(np.exp(logits - peak), axis=-1, keepdims=True))
 
 
-def fill_mask_examples(model, tokenizer, documents, count=5, seed=0):
+def fill_mask_examples(model, tokenizer, documents, count=5, seed=0,
+                       counts=None):
     """Masks one known whole word in a few sentences and predicts it.
 
     Sentences of 8 to 25 words are drawn (seeded) from `documents`; in
@@ -129,11 +131,17 @@ def fill_mask_examples(model, tokenizer, documents, count=5, seed=0):
             `TextCorpus.documents("heldout")`.
         count: int. Number of examples.
         seed: int. Seeds the choice of sentences.
+        counts: NumPy array or None. Training-token counts per id (what
+            `unigram_counts` returns), to rank the answer by frequency.
 
     Returns:
         A list of dicts: `text` (with the mask), `answer`, `predictions`
-        (the top five `(token, probability)` pairs), `correct` (top-1 hit)
-        and `rank` (the answer's place among the predictions, or None).
+        (the top five `(token, probability)` pairs), `correct` (top-1 hit),
+        `rank` (the answer's place among the predictions, or None),
+        `model_rank` (its place among every token of the vocabulary, 1 is
+        the model's first guess) and, with `counts`, `frequency_rank` (its
+        place when ranked by training frequency alone, what a model that
+        ignores the context would guess).
     """
     vocabulary = set(tokenizer.get_vocabulary())
     lowercase = tokenizer.lowercase
@@ -152,14 +160,25 @@ def fill_mask_examples(model, tokenizer, documents, count=5, seed=0):
         answer = words[index]
         text = " ".join(words[:index] + [tokenizer.mask_token]
                         + words[index + 1:])
-        predictions = fill_mask(model, tokenizer, text)[0]
+        row = mask_probabilities(model, tokenizer, text)[0]
+        predictions = top_tokens(row, tokenizer, 5)
         expected = answer.lower() if lowercase else answer
+        answer_id = tokenizer.token_to_id(expected)
         guesses = [token for token, _ in predictions]
-        examples.append({"text": text, "answer": answer,
-                         "predictions": predictions,
-                         "correct": guesses[0] == expected,
-                         "rank": (guesses.index(expected) + 1
-                                  if expected in guesses else None)})
+        example = {"text": text, "answer": answer,
+                   "predictions": predictions,
+                   "correct": guesses[0] == expected,
+                   "rank": (guesses.index(expected) + 1
+                            if expected in guesses else None),
+                   "model_rank": _rank(row, answer_id)}
+        if counts is not None:
+            example["frequency_rank"] = _rank(counts, answer_id)
+        examples.append(example)
         if len(examples) == count:
             break
     return examples
+
+
+def _rank(scores, index):
+    # Ties count in the answer's favour: 1 + the entries strictly above it.
+    return 1 + int(np.sum(np.asarray(scores) > scores[index]))

@@ -56,7 +56,8 @@ def heldout_evaluation(model, corpus, tokenizer, sequence_length, batch_size,
     results["most_frequent_token"] = tokenizer.id_to_token(
         int(counts.argmax()))
     results["fill_mask_examples"] = fill_mask_examples(
-        model, tokenizer, corpus.documents("heldout"), seed=seed)
+        model, tokenizer, corpus.documents("heldout"), seed=seed,
+        counts=counts)
     return results
 
 
