@@ -43,8 +43,10 @@ class FillMaskExamplesTest(TestCase):
             row = mask_probabilities(self.model, self.tokenizer,
                                      example["text"])[0]
             answer_id = self.tokenizer.token_to_id(example["answer"])
+            order = list(np.argsort(-row))
             self.assertEqual(example["model_rank"],
-                             1 + int(np.sum(row > row[answer_id])))
+                             order.index(answer_id) + 1)
+            self.assertEqual(example["correct"], order[0] == answer_id)
             self.assertEqual(example["frequency_rank"], answer_id + 1)
             # The printed top five are the head of the same distribution.
             top = fill_mask(self.model, self.tokenizer, example["text"])[0]

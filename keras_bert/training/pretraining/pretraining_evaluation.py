@@ -161,16 +161,14 @@ def fill_mask_examples(model, tokenizer, documents, count=5, seed=0,
         text = " ".join(words[:index] + [tokenizer.mask_token]
                         + words[index + 1:])
         row = mask_probabilities(model, tokenizer, text)[0]
-        predictions = top_tokens(row, tokenizer, 5)
-        expected = answer.lower() if lowercase else answer
-        answer_id = tokenizer.token_to_id(expected)
-        guesses = [token for token, _ in predictions]
+        answer_id = tokenizer.token_to_id(answer.lower() if lowercase
+                                          else answer)
+        model_rank = _rank(row, answer_id)
         example = {"text": text, "answer": answer,
-                   "predictions": predictions,
-                   "correct": guesses[0] == expected,
-                   "rank": (guesses.index(expected) + 1
-                            if expected in guesses else None),
-                   "model_rank": _rank(row, answer_id)}
+                   "predictions": top_tokens(row, tokenizer, 5),
+                   "correct": model_rank == 1,
+                   "rank": model_rank if model_rank <= 5 else None,
+                   "model_rank": model_rank}
         if counts is not None:
             example["frequency_rank"] = _rank(counts, answer_id)
         examples.append(example)
