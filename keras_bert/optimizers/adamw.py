@@ -57,6 +57,48 @@ class AdamW(keras.optimizers.AdamW):
             ops.sqrt(second_hat) + self.epsilon)
         self.assign_sub(variable, step)
 
+    def _backend_update_step(self, grads, trainable_variables, learning_rate):
+        # Keras runs `update_step` once per variable. Under XLA (JAX,
+        # TensorFlow) its ops fuse into one pass; PyTorch runs eagerly, one
+        # kernel and one temporary per op: about 17 passes over every
+        # weight, the embedding matrix included, which made the optimizer a
+        # third of a fine-tuning step (docs/performance.md, "Training
+        # step"). PyTorch's multi-tensor kernels take the same step in 9.
+        if keras.config.backend() == "torch" and not self.amsgrad:
+            self._torch_update_step(grads, trainable_variables, learning_rate)
+        else:
+            super()._backend_update_step(grads, trainable_variables,
+                                         learning_rate)
+
+    def _torch_update_step(self, grads, trainable_variables, learning_rate):
+        # Only reached under the torch backend: JAX and TensorFlow users
+        # need not have torch installed.
+        import torch
+
+        slots = [self._get_variable_index(v) for v in trainable_variables]
+        variables = [v.value for v in trainable_variables]
+        first = [self._momentums[i].value for i in slots]
+        second = [self._velocities[i].value for i in slots]
+        dtype = variables[0].dtype
+        grads = [g.to(dtype) for g in grads]
+        # 0-d tensors, not Python floats: no device sync, and a compiled
+        # train step (`jit_compile=True`) stays one graph.
+        t = ops.cast(self.iterations + 1, dtype)
+        step_size = ops.cast(learning_rate, dtype) / (1 - self.beta_1**t)
+        correction = 1 / ops.sqrt(1 - self.beta_2**t)
+        with torch.no_grad():
+            torch._foreach_lerp_(first, grads, 1 - self.beta_1)
+            torch._foreach_mul_(second, self.beta_2)
+            torch._foreach_addcmul_(second, grads, grads,
+                                    value=1 - self.beta_2)
+            # (sqrt(v_hat) + epsilon) / lr_hat, so that one fused kernel
+            # subtracts m over it.
+            denominator = torch._foreach_sqrt(second)
+            torch._foreach_mul_(denominator, correction)
+            torch._foreach_add_(denominator, self.epsilon)
+            torch._foreach_div_(denominator, step_size)
+            torch._foreach_addcdiv_(variables, first, denominator, value=-1)
+
     def load_own_variables(self, store):
         # A task is compiled on construction, so one saved before its first
         # step stores an unbuilt optimizer (its step counter only) while the

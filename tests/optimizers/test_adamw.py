@@ -49,6 +49,39 @@ class AdamWTest(TestCase):
                          expected - start)
         self.assertAllClose(moved, wanted, rtol=1e-4, atol=1e-9)
 
+    def test_every_variable_takes_its_own_step_on_a_schedule(self):
+        # Several variables in one update (PyTorch updates them all with
+        # multi-tensor kernels), one kept out of weight decay by name, and
+        # a learning rate that changes every step.
+        rng = np.random.default_rng(1)
+        starts = {"kernel": rng.normal(size=(6, 3)).astype("float32"),
+                  "bias": rng.normal(size=(3,)).astype("float32")}
+        steps = 4
+        gradients = [{name: (1e-3 * rng.normal(size=start.shape))
+                      .astype("float32") for name, start in starts.items()}
+                     for _ in range(steps)]
+        optimizer = create_optimizer(total_steps=steps, learning_rate=1e-2,
+                                     warmup_steps=1, weight_decay=0.1,
+                                     global_clipnorm=None)
+        variables = {name: keras.Variable(start, name=name)
+                     for name, start in starts.items()}
+        rates = []
+        for step in gradients:
+            rates.append(float(optimizer.learning_rate))
+            optimizer.apply_gradients(
+                [(keras.ops.convert_to_tensor(step[name]), variables[name])
+                 for name in starts])
+        for name, decay in (("kernel", 0.1), ("bias", 0.0)):
+            x, m, v = starts[name].copy(), 0.0, 0.0
+            for t, (rate, step) in enumerate(zip(rates, gradients), 1):
+                g = step[name]
+                x = x * (1 - rate * decay)
+                m = 0.9 * m + 0.1 * g
+                v = 0.999 * v + 0.001 * g * g
+                x = x - rate * (m / (1 - 0.9**t)) / (
+                    np.sqrt(v / (1 - 0.999**t)) + 1e-6)
+            self.assertAllClose(variables[name], x, rtol=1e-5, atol=1e-7)
+
     def test_serialization_round_trip(self):
         optimizer = AdamW(learning_rate=1e-3, weight_decay=0.01, epsilon=1e-6)
         revived = keras.optimizers.deserialize(
