@@ -317,8 +317,9 @@ class BertBackbone(keras.Model):
                 `(num_rows, length)`, e.g. a `BertPreprocessor` output.
             batch_size: int. Rows per model call.
             bucket_lengths: list of int or None. Allowed padded lengths;
-                None means multiples of 16 up to 128, then of 128. The
-                input length is always the last bucket.
+                None means multiples of 8 up to 64, of 16 up to 128,
+                then of 32 (`bucketed_inference.default_bucket_lengths`).
+                The input length is always the last bucket.
 
         Returns:
             The model's outputs as NumPy, in input order and at the input

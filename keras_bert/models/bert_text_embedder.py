@@ -122,7 +122,8 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
             verbose: "auto", 0 or 1. Progress bar ("auto": when there is
                 more than one batch).
             bucket_lengths: list of int or None. Allowed padded lengths
-                (default: multiples of 16 to 128, then of 128).
+                (default: multiples of 8 to 64, of 16 to 128, then of
+                32).
 
         Returns:
             float32 NumPy array `(len(texts), dim)`, in input order; `(dim,)`

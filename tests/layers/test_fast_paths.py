@@ -135,6 +135,22 @@ class PredictBucketedTest(TestCase):
         # being the last one.
         self.assertEqual(shapes, [(4, 8), (4, 24), (4, 32)])
 
+    def test_default_buckets_grow_with_the_length(self):
+        model = BertBackbone(**{**TINY, "max_sequence_length": 256})
+        x = _ragged_inputs([5, 9, 20, 60, 70, 100, 130, 200], 256)
+        shapes = []
+        original = model.predict_on_batch
+
+        def spy(batch):
+            shapes.append(batch["token_ids"].shape[1])
+            return original(batch)
+
+        model.predict_on_batch = spy
+        model.predict_bucketed(x, batch_size=2)
+        # Steps of 8 to 64, of 16 to 128, then of 32: the longest row of
+        # each pair (9, 60, 100, 200) padded by at most a step.
+        self.assertEqual(shapes, [16, 64, 112, 224])
+
     def test_hidden_states_are_unbucketed_too(self):
         model = BertBackbone(**TINY, output_hidden_states=True)
         x = _ragged_inputs([4, 12, 7], 16)
