@@ -1,6 +1,8 @@
 import keras
 from keras import ops
 
+from keras_bert.layers.dropout import dropout
+
 
 @keras.saving.register_keras_serializable(package="keras_bert")
 class BertEmbeddings(keras.layers.Layer):
@@ -108,7 +110,7 @@ class BertEmbeddings(keras.layers.Layer):
         )
         x = x + ops.cast(positions[None], x.dtype)
         x = self.layer_norm(x)
-        return self.dropout_layer(x, training=training)
+        return dropout(self.dropout_layer, x, training)
 
     def compute_output_shape(self, token_ids_shape, segment_ids_shape=None):
         return tuple(token_ids_shape) + (self.hidden_dim,)

@@ -1,6 +1,7 @@
 import keras
 
 from keras_bert.layers.activations import get_activation
+from keras_bert.layers.dropout import dropout
 from keras_bert.layers.multi_head_self_attention import MultiHeadSelfAttention
 
 
@@ -124,7 +125,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         )
         if return_attention_scores:
             attended, scores = attended
-        x = inputs + self.dropout_layer(attended, training=training)
+        x = inputs + dropout(self.dropout_layer, attended, training)
         if not self.normalize_first:
             x = self.attention_layer_norm(x)
 
@@ -132,7 +133,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         if self.normalize_first:
             x = self.output_layer_norm(x)
         x = self.output_dense(self.intermediate_dense(x))
-        x = residual + self.dropout_layer(x, training=training)
+        x = residual + dropout(self.dropout_layer, x, training)
         if not self.normalize_first:
             x = self.output_layer_norm(x)
         if return_attention_scores:

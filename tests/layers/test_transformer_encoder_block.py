@@ -36,6 +36,28 @@ class TransformerEncoderBlockTest(TestCase):
         # before the affine, which starts as the identity).
         self.assertAllClose(actual.mean(-1), np.zeros((2, 6)), atol=1e-5)
 
+    def test_dropout_is_called_in_training_only(self):
+        # Outside training the dropout layers are skipped, not called as
+        # identities: each call is Keras' per-call cost on PyTorch.
+        block = TransformerEncoderBlock(**{**KWARGS, "dropout": 0.5})
+        x, mask = _inputs()
+        block(x, padding_mask=mask)
+        calls = []
+        original = block.dropout_layer.call
+
+        def counted(*args, **kwargs):
+            calls.append(kwargs.get("training"))
+            return original(*args, **kwargs)
+
+        block.dropout_layer.call = counted
+        inference = to_numpy(block(x, padding_mask=mask))
+        self.assertEqual(calls, [])
+        expected = numpy_bert.encoder_block(block, x.astype("float64"), mask)
+        self.assertAllClose(inference, expected, atol=1e-5)
+        trained = to_numpy(block(x, padding_mask=mask, training=True))
+        self.assertEqual(len(calls), 2)
+        self.assertGreater(np.abs(trained - inference).max(), 1e-4)
+
     def test_pre_norm_option_matches_numpy(self):
         block = TransformerEncoderBlock(**KWARGS, normalize_first=True)
         x, mask = _inputs()
