@@ -61,9 +61,10 @@ class AdamW(keras.optimizers.AdamW):
         # Keras runs `update_step` once per variable. Under XLA (JAX,
         # TensorFlow) its ops fuse into one pass; PyTorch runs eagerly, one
         # kernel and one temporary per op: about 17 passes over every
-        # weight, the embedding matrix included, which made the optimizer a
-        # third of a fine-tuning step (docs/performance.md, "Training
-        # step"). PyTorch's multi-tensor kernels take the same step in 9.
+        # weight, the embedding matrix included, which made the optimizer
+        # 119 ms of a 650 ms BERT mini fine-tuning step (docs/performance.md,
+        # "Training step"). PyTorch's multi-tensor kernels take the same
+        # step in 8 passes: 44-51 ms, level with `torch.optim.AdamW`.
         if keras.config.backend() == "torch" and not self.amsgrad:
             self._torch_update_step(grads, trainable_variables, learning_rate)
         else:
