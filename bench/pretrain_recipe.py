@@ -85,6 +85,13 @@ GROUPS = {
         ("32 x 64, mask rate 0.4", ["--nsp", "--mask-rate", "0.4"]),
         ("32 x 64, mask rate 0.3, masked LM only (the budget recipe)",
          []))],
+    # Model shape at equal minutes, on the budget recipe (masked LM only).
+    "minutes-shape": [_at_minutes(label, extra) for label, extra in (
+        ("tiny: 2 layers x 128 (the budget recipe)", []),
+        ("4 layers x 128", ["--config", '{"num_layers": 4, "num_heads": 2, '
+                            '"hidden_dim": 128, "intermediate_dim": 512}']),
+        ("2 layers x 256", ["--config", '{"num_layers": 2, "num_heads": 4, '
+                            '"hidden_dim": 256, "intermediate_dim": 1024}']))],
     # The vocabulary is learned inside the budget here.
     "minutes-vocab": [_at_minutes(f"vocabulary {v} (learned)",
                                   ["--nsp", "--vocab-size", v])
