@@ -49,6 +49,9 @@ def _at_minutes(label, extra):
     return (f"4 min, {label}", ["--minutes", "4"] + extra)
 
 
+FOUR_LAYERS_X_128 = ('{"num_layers": 4, "num_heads": 2, "hidden_dim": 128, '
+                     '"intermediate_dim": 512}')
+
 GROUPS = {
     "base": [("base", STEPS)],
     "lr": [(f"peak rate {lr}", STEPS + ["--learning-rate", lr])
@@ -67,8 +70,7 @@ GROUPS = {
     "vocab": [(f"vocabulary {v}", STEPS + ["--vocab-size", v])
               for v in ("4000", "16000")],
     "shape": [(name, STEPS + ["--config", config]) for name, config in (
-        ("4 layers x 128", '{"num_layers": 4, "num_heads": 2, '
-                           '"hidden_dim": 128, "intermediate_dim": 512}'),
+        ("4 layers x 128", FOUR_LAYERS_X_128),
         ("mini: 4 layers x 256", "mini"))],
     # The shapes, mask rates and objectives that picked the recipe, at
     # equal minutes (with NSP, as the recipe had it, but for the last).
@@ -88,8 +90,7 @@ GROUPS = {
     # Model shape at equal minutes, on the budget recipe (masked LM only).
     "minutes-shape": [_at_minutes(label, extra) for label, extra in (
         ("tiny: 2 layers x 128 (the budget recipe)", []),
-        ("4 layers x 128", ["--config", '{"num_layers": 4, "num_heads": 2, '
-                            '"hidden_dim": 128, "intermediate_dim": 512}']),
+        ("4 layers x 128", ["--config", FOUR_LAYERS_X_128]),
         ("2 layers x 256", ["--config", '{"num_layers": 2, "num_heads": 4, '
                             '"hidden_dim": 256, "intermediate_dim": 1024}']))],
     # The vocabulary is learned inside the budget here.
