@@ -10,7 +10,8 @@ token costs per shape is measured by bench/pretrain_throughput.py on an
 idle machine; together they give quality per minute). Each finished
 run appends a line to OUTPUT/results.jsonl (settings, held-out results,
 steps, training time, load average); `--table` renders every line into
-the "Recipe ablations" section of docs/pretraining.md.
+the "Recipe ablations" section of docs/pretraining.md, replacing the rows
+of the variants it re-ran and keeping the others.
 
     python -m bench.pretrain_recipe --base /tmp/runs/base --group lr \\
         --output /tmp/ablations
@@ -35,7 +36,7 @@ DOC = os.path.join(REPO, "docs", "pretraining.md")
 SECTION = "### Recipe ablations"
 
 # Every variant changes one setting of the base run (the budget recipe:
-# BERT tiny, 32 x 64 tokens a step, peak rate 1e-3, 6% warmup, dropout 0,
+# BERT tiny, 32 x 64 tokens a step, peak rate 2e-3, 6% warmup, dropout 0,
 # 30% masked, masked LM only, 8,000-token vocabulary) and sees the same number of
 # tokens, 1,600 x 32 x 64 (3.3M): at a fixed shape that is equal compute;
 # for shape changes the cost per token comes from bench/pretrain_throughput.
@@ -93,6 +94,15 @@ GROUPS = {
         ("4 layers x 128", ["--config", FOUR_LAYERS_X_128]),
         ("2 layers x 256", ["--config", '{"num_layers": 2, "num_heads": 4, '
                             '"hidden_dim": 256, "intermediate_dim": 1024}']))],
+    # Peak rate and the optimizer's beta_2 at equal minutes (masked LM only).
+    "minutes-rate": [_at_minutes(f"peak rate {rate}, beta_2 {beta_2}",
+                                 ["--learning-rate", rate, "--beta-2", beta_2])
+                     for beta_2, rates in (("0.999", ("1e-3", "2e-3", "3e-3",
+                                                      "4e-3")),
+                                           ("0.98", ("1e-3", "2e-3", "3e-3",
+                                                     "4e-3", "6e-3")),
+                                           ("0.95", ("4e-3",)))
+                     for rate in rates],
     # The vocabulary is learned inside the budget here.
     "minutes-vocab": [_at_minutes(f"vocabulary {v} (learned)",
                                   ["--nsp", "--vocab-size", v])
@@ -175,6 +185,33 @@ def table(rows):
     return "\n".join(lines)
 
 
+def documented_rows(document):
+    """The table rows of the docs' "Recipe ablations" section: results
+    files of earlier machines are gone, so their rows live only there."""
+    start = document.find(SECTION + "\n")
+    if start < 0:
+        return []
+    end = document.find("\n#", start + len(SECTION))
+    section = document[start:end if end >= 0 else len(document)]
+    return [line for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| group |")]
+
+
+def merge_rows(kept, rendered):
+    """`rendered` (a table of this run's results) with the `kept` rows of
+    groups and variants it did not re-run: a re-run replaces its row in
+    place, a new variant goes at the end."""
+    header, rule, *fresh = rendered.splitlines()
+
+    def key(line):
+        return tuple(cell.strip() for cell in line.split("|")[1:3])
+
+    fresh_by_key = {key(line): line for line in fresh}
+    merged = [fresh_by_key.pop(key(line), line) for line in kept]
+    merged += fresh_by_key.values()
+    return "\n".join([header, rule] + merged)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--base", help="a pretrain run directory")
@@ -201,9 +238,11 @@ def main():
     if args.table:
         with open(results) as file:
             rows = [json.loads(line) for line in file]
+        with open(DOC, encoding="utf-8") as file:
+            kept = documented_rows(file.read())
         write_section(DOC, SECTION, f"{SECTION}\n\n<!-- written by "
                       "bench/pretrain_recipe.py --table -->\n\n" + PREAMBLE
-                      + "\n\n" + table(rows))
+                      + "\n\n" + merge_rows(kept, table(rows)))
 
 
 if __name__ == "__main__":

@@ -7,10 +7,10 @@ default: 2 layers, hidden 128), batch stream (the same seeded pairs and
 masks from keras_bert's `tf.data` pipeline, handed to transformers as
 `labels` with -100 off the masked positions and `next_sentence_label`
 flipped to its convention), recipe (peak rate, warmup share, linear decay,
-AdamW with weight decay 0.01 off biases and LayerNorm, clipping at 1.0,
-dropout) and wall-clock budget for training. Each library times a few
-steps, puts its model back, sizes its schedule to the budget and trains;
-then both are scored on the same held-out masks and sentence pairs
+AdamW with the recipe's beta_2 and weight decay 0.01 off biases and
+LayerNorm, clipping at 1.0, dropout) and wall-clock budget for training.
+Each library times a few steps, puts its model back, sizes its schedule
+to the budget and trains; then both are scored on the same held-out masks and sentence pairs
 (`evaluate_pretraining`). transformers runs as its users run it: eager
 PyTorch, the MLM decoder over every position. Each library runs in its own
 process, one after the other; run on an otherwise idle machine.
@@ -189,7 +189,7 @@ def transformers_worker(args):
         optimizer = torch.optim.AdamW(
             [{"params": decay, "weight_decay": 0.01},
              {"params": rest, "weight_decay": 0.0}],
-            lr=s.learning_rate, betas=(0.9, 0.999), eps=1e-6)
+            lr=s.learning_rate, betas=(0.9, s.beta_2), eps=1e-6)
         warmup = max(1, round(s.warmup_fraction * steps))
         return optimizer, transformers.get_linear_schedule_with_warmup(
             optimizer, warmup, steps)

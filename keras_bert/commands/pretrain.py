@@ -20,7 +20,8 @@ from keras_bert.commands.distribution_arguments import (
 # the recipe (or the job) decides unless the user says otherwise.
 _SETTING_FLAGS = ("corpus_format", "vocabulary", "vocabulary_size", "config",
                   "recipe", "steps", "minutes", "batch_size",
-                  "sequence_length", "learning_rate", "warmup_fraction",
+                  "sequence_length", "learning_rate", "beta_2",
+                  "warmup_fraction",
                   "warmup_steps", "dropout", "mask_rate", "optimizer",
                   "next_sentence_prediction", "whole_word_masking",
                   "heldout_fraction", "log_every", "checkpoint_every", "seed",
@@ -87,6 +88,8 @@ def add_parser(subparsers):
                         "this x replicas")
     recipe.add_argument("--sequence-length", type=int)
     recipe.add_argument("--learning-rate", type=float, help="peak rate")
+    recipe.add_argument("--beta-2", type=float,
+                        help="the optimizer's squared-gradient decay")
     recipe.add_argument("--warmup-fraction", type=float,
                         help="share of the steps warming up")
     recipe.add_argument("--warmup-steps", type=int,

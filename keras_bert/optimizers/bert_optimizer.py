@@ -21,13 +21,14 @@ def create_optimizer(
     global_clipnorm=1.0,
     optimizer="adamw",
     end_learning_rate=0.0,
+    beta_2=0.999,
 ):
     """Builds BERT's pretraining optimizer.
 
-    AdamW (beta_2 0.999, epsilon 1e-6 added after the bias correction as
-    in PyTorch, `keras_bert.optimizers.adamw.AdamW`) with decoupled weight
-    decay that skips LayerNorm weights and biases, the gradient clipped to
-    a global norm, on a `WarmupLinearDecay` schedule. `optimizer="lamb"`
+    AdamW (epsilon 1e-6 added after the bias correction as in PyTorch,
+    `keras_bert.optimizers.adamw.AdamW`) with decoupled weight decay that
+    skips LayerNorm weights and biases, the gradient clipped to a global
+    norm, on a `WarmupLinearDecay` schedule. `optimizer="lamb"`
     gives LAMB (layer-wise trust ratios, for large batches) with the same
     schedule, decay and clipping.
 
@@ -42,6 +43,8 @@ def create_optimizer(
             norm (the paper: 1.0).
         optimizer: str. "adamw" or "lamb".
         end_learning_rate: float. Rate at the end of the decay.
+        beta_2: float. Decay of the squared-gradient average (the paper:
+            0.999; RoBERTa took 0.98 for its large batches).
 
     Example:
     >>> opt = create_optimizer(total_steps=1000, learning_rate=5e-4)
@@ -59,7 +62,7 @@ def create_optimizer(
     common = dict(
         learning_rate=schedule,
         weight_decay=weight_decay,
-        beta_2=0.999,
+        beta_2=beta_2,
         epsilon=1e-6,
         global_clipnorm=global_clipnorm,
     )

@@ -45,6 +45,9 @@ class CreateOptimizerTest(TestCase):
         self.assertIsInstance(optimizer, AdamW)
         self.assertEqual(optimizer.weight_decay, 0.01)
         self.assertEqual(optimizer.global_clipnorm, 1.0)
+        self.assertEqual(optimizer.beta_2, 0.999)
+        self.assertEqual(create_optimizer(total_steps=10,
+                                          beta_2=0.98).beta_2, 0.98)
         schedule = keras.optimizers.schedules.deserialize(
             optimizer.get_config()["learning_rate"])
         self.assertIsInstance(schedule, WarmupLinearDecay)

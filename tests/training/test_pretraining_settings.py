@@ -1,10 +1,17 @@
 """Recipes fill what the command line leaves unset, and nothing else."""
 
+import keras
+
 from keras_bert.cli import build_parser
 from keras_bert.commands.pretrain import settings_from_args
+from keras_bert.models.bert_backbone import BertBackbone
+from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.training.pretraining.pretraining_settings import RECIPES
 from keras_bert.training.pretraining.pretraining_settings import (
     PretrainingSettings,
+)
+from keras_bert.training.pretraining.pretraining_setup import (
+    compile_pretrainer,
 )
 from tests.test_case import TestCase
 
@@ -36,6 +43,20 @@ class PretrainingSettingsTest(TestCase):
         self.assertFalse(s.next_sentence_prediction)
         self.assertTrue(settings("--nsp").next_sentence_prediction)
         self.assertTrue(settings("--recipe", "bert").next_sentence_prediction)
+
+    def test_the_compiled_optimizer_takes_the_recipe_and_its_flags(self):
+        backbone = BertBackbone(vocabulary_size=50, num_layers=1,
+                                num_heads=2, hidden_dim=8, intermediate_dim=16)
+        model = BertPretrainer(backbone)
+        for flags, beta_2, peak in (((), 0.999, 2e-3),
+                                    (("--recipe", "bert"), 0.999, 1e-4),
+                                    (("--beta-2", "0.98"), 0.98, 2e-3)):
+            compile_pretrainer(model, settings(*flags), steps=10)
+            optimizer = model.optimizer
+            self.assertEqual(optimizer.beta_2, beta_2, flags)
+            schedule = keras.optimizers.schedules.deserialize(
+                optimizer.get_config()["learning_rate"])
+            self.assertEqual(schedule.peak_learning_rate, peak, flags)
 
     def test_steps_replace_the_time_budget(self):
         s = settings("--steps", "10")

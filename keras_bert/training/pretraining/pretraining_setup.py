@@ -39,7 +39,7 @@ DEFAULT_VOCABULARY_SIZE = 8000
 # number of devices as long as each step sees the same examples.
 RESUME_KEYS = ("config", "global_batch_size", "sequence_length", "seed",
                "next_sentence_prediction", "corpus_files", "shards",
-               "recipe", "learning_rate", "mask_rate", "dropout")
+               "recipe", "learning_rate", "beta_2", "mask_rate", "dropout")
 
 
 def check_run_file(path, settings, resume, output_dir):
@@ -284,6 +284,7 @@ def compile_pretrainer(model, settings, steps):
         optimizer=create_optimizer(
             total_steps=steps, learning_rate=settings.learning_rate,
             warmup_steps=warmup, optimizer=settings.optimizer,
+            beta_2=settings.beta_2,
         ),
         jit_compile=settings.jit_compile,
     )
