@@ -311,21 +311,38 @@ def write_json(path, payload):
         json.dump(payload, f, indent=1, sort_keys=True)
 
 
+def _section_span(document, title):
+    """Where the `title` section of `document` starts and ends (the next
+    heading of the same or a higher level), or None when it is missing."""
+    start = document.find(title + "\n")
+    if start < 0:
+        return None
+    level = len(title) - len(title.lstrip("#"))
+    following = re.compile(rf"^#{{1,{level}}} ", re.M)
+    match = following.search(document, start + len(title))
+    return start, match.start() if match else len(document)
+
+
+def read_section(path, title):
+    """The `title` section of the file at `path`, or "" when missing."""
+    with open(path, encoding="utf-8") as f:
+        document = f.read()
+    span = _section_span(document, title)
+    return document[span[0]:span[1]] if span else ""
+
+
 def write_section(path, title, text):
     """Replaces the `title` section (a Markdown heading line, up to the
     next heading of the same or a higher level) of the file at `path` with
     `text`, which starts with the heading; appends it when missing."""
     document = open(path, encoding="utf-8").read() if os.path.exists(
         path) else "# Performance\n"
-    level = len(title) - len(title.lstrip("#"))
-    start = document.find(title + "\n")
-    if start < 0:
+    span = _section_span(document, title)
+    if span is None:
         document = document.rstrip("\n") + "\n\n" + text
     else:
-        following = re.compile(rf"^#{{1,{level}}} ", re.M)
-        match = following.search(document, start + len(title))
-        rest = document[match.start():] if match else ""
-        document = document[:start] + text.rstrip("\n") + "\n" + (
+        rest = document[span[1]:]
+        document = document[:span[0]] + text.rstrip("\n") + "\n" + (
             "\n" + rest if rest else "")
     with open(path, "w", encoding="utf-8") as f:
         f.write(document.rstrip("\n") + "\n")

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 
+from bench.common import read_section
 from bench.common import write_section
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -56,7 +57,7 @@ FOUR_LAYERS_X_128 = ('{"num_layers": 4, "num_heads": 2, "hidden_dim": 128, '
 GROUPS = {
     "base": [("base", STEPS)],
     "lr": [(f"peak rate {lr}", STEPS + ["--learning-rate", lr])
-           for lr in ("5e-4", "2e-3")],
+           for lr in ("1e-3", "4e-3")],
     "warmup": [(f"warmup {w:.0%}", STEPS + ["--warmup-fraction", str(w)])
                for w in (0.01, 0.15)],
     "dropout": [("dropout 0.1", STEPS + ["--dropout", "0.1"])],
@@ -185,15 +186,10 @@ def table(rows):
     return "\n".join(lines)
 
 
-def documented_rows(document):
+def documented_rows():
     """The table rows of the docs' "Recipe ablations" section: results
     files of earlier machines are gone, so their rows live only there."""
-    start = document.find(SECTION + "\n")
-    if start < 0:
-        return []
-    end = document.find("\n#", start + len(SECTION))
-    section = document[start:end if end >= 0 else len(document)]
-    return [line for line in section.splitlines()
+    return [line for line in read_section(DOC, SECTION).splitlines()
             if line.startswith("| ") and not line.startswith("| group |")]
 
 
@@ -238,8 +234,7 @@ def main():
     if args.table:
         with open(results) as file:
             rows = [json.loads(line) for line in file]
-        with open(DOC, encoding="utf-8") as file:
-            kept = documented_rows(file.read())
+        kept = documented_rows()
         write_section(DOC, SECTION, f"{SECTION}\n\n<!-- written by "
                       "bench/pretrain_recipe.py --table -->\n\n" + PREAMBLE
                       + "\n\n" + merge_rows(kept, table(rows)))

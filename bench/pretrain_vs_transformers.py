@@ -10,8 +10,8 @@ flipped to its convention), recipe (peak rate, warmup share, linear decay,
 AdamW with the recipe's beta_2 and weight decay 0.01 off biases and
 LayerNorm, clipping at 1.0, dropout) and wall-clock budget for training.
 Each library times a few steps, puts its model back, sizes its schedule
-to the budget and trains; then both are scored on the same held-out masks and sentence pairs
-(`evaluate_pretraining`). transformers runs as its users run it: eager
+to the budget and trains; then both are scored on the same held-out
+masks and sentence pairs (`evaluate_pretraining`). transformers runs as its users run it: eager
 PyTorch, the MLM decoder over every position. Each library runs in its own
 process, one after the other; run on an otherwise idle machine.
 
