@@ -45,6 +45,7 @@ from bench.common import REPO_ROOT
 from bench.common import WORKER_ENV
 from bench.common import machine_info
 from bench.common import write_section
+from keras_bert.training.pretraining.step_budget import StepBudget
 
 DOC = os.path.join(REPO_ROOT, "docs", "pretraining.md")
 SECTION = "### Throughput"
@@ -85,23 +86,14 @@ def gemm_ceiling(size, tokens, calls=5):
     return max(best.values()), best
 
 
-class _StepClock(keras.callbacks.Callback):
-    def __init__(self):
-        super().__init__()
-        self.ends = []
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.ends.append(time.perf_counter())
-
-
 def _steady_rate(model, batches, steps, skip=10):
     """Steps/s of `fit` after its first `skip` steps: a run's rate, without
     the start of a `fit` call (tracing for a new dataset, filling the
-    pipeline's buffers), which a run of thousands of steps pays once."""
-    clock = _StepClock()
-    model.fit(batches, steps_per_epoch=steps + skip, epochs=1, verbose=0,
-              callbacks=[clock])
-    return steps / (clock.ends[-1] - clock.ends[skip - 1])
+    pipeline's buffers), which a run of thousands of steps pays once. The
+    budgeted run's own measurement, over more steps."""
+    budget = StepBudget(0, 0, group_steps=skip,
+                        timed_groups=max(1, steps // skip))
+    return budget.measure_step_rate(model, batches)
 
 
 def worker(args):

@@ -1,6 +1,12 @@
+import importlib
 import os
+from unittest import mock
 
+import numpy as np
 import tensorflow as tf
+from tensorflow_text.tools.wordpiece_vocab import (
+    wordpiece_tokenizer_learner_lib as learner,
+)
 
 from keras_bert.preprocessing import BertTokenizer
 from keras_bert.preprocessing import train_vocabulary
@@ -48,6 +54,35 @@ class TrainVocabularyTest(TestCase):
         generator = (line for line in CORPUS)
         self.assertEqual(train_vocabulary(generator, vocabulary_size=50),
                          from_list)
+
+    def test_bounded_search_fills_the_vocabulary_in_fewer_passes(self):
+        # Zipf-distributed words made of shared syllables, like real text:
+        # the threshold lands in the low counts, far below the top word's.
+        rng = np.random.default_rng(0)
+        syllables = ["ka", "to", "ri", "ne", "mu", "sa", "lo", "pe", "di"]
+        words = ["".join(rng.choice(syllables, size=rng.integers(1, 4)))
+                 for _ in range(600)]
+        probabilities = 1.0 / np.arange(1, 601)
+        lines = [" ".join(rng.choice(words, size=12,
+                                     p=probabilities / probabilities.sum()))
+                 for _ in range(1500)]
+        module = importlib.import_module(
+            "keras_bert.preprocessing.train_vocabulary")
+        for size in (60, 150):
+            with mock.patch.object(learner, "learn_with_thresh",
+                                   wraps=learner.learn_with_thresh) as passes:
+                bounded = train_vocabulary(lines, vocabulary_size=size)
+            with mock.patch.object(learner, "learn_with_thresh",
+                                   wraps=learner.learn_with_thresh) as full_passes:
+                with mock.patch.object(module, "_threshold_bounds",
+                                       return_value=(1, 10**7)):
+                    full = train_vocabulary(lines, vocabulary_size=size)
+            # Both searches stop at a threshold inside the learner's 5%
+            # slack (not always the same one); the bounded one sooner.
+            for vocabulary in (bounded, full):
+                self.assertGreaterEqual(len(vocabulary), 0.95 * size)
+                self.assertLessEqual(len(vocabulary), size)
+            self.assertLess(passes.call_count, full_passes.call_count)
 
     def test_cased_and_reserved_tokens(self):
         vocabulary = train_vocabulary(CORPUS, vocabulary_size=60,

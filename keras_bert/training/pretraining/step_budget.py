@@ -1,5 +1,6 @@
 import time
 
+import keras
 import numpy as np
 from keras import ops
 
@@ -9,21 +10,22 @@ class StepBudget:
 
     A run with a time budget cannot size its learning-rate schedule before
     it knows how fast it trains on this machine. `measure_step_rate` times
-    a few real steps (after the first ones: compiling, filling the input
-    pipeline) and puts the
-    model's variables back, so the run then starts from the same weights
-    as a run given its number of steps; `steps` spends what is left of the
-    budget, keeping back a share for the evaluation and the saved model.
+    a few real steps of `fit` (after the first ones: compiling, filling
+    the input pipeline) and puts the model's variables back, so the run
+    then starts from the same weights as a run given its number of steps;
+    `steps` spends what is left of the budget, keeping back a share for
+    the evaluation and the saved model.
 
     Args:
         seconds: float. The whole run's budget.
         started: float. `time.perf_counter()` when the run began.
         reserve_seconds: float. Kept back for evaluating and saving.
         reserve_fraction: float. Also kept back: this share of `seconds`
-            (steps in `fit` cost a little more than timed steps: logging,
-            checkpoints).
-        warmup_steps: int. Untimed steps after the compiling one.
-        timed_steps: int. Steps timed after those (the median counts: a
+            (the run's steps cost a little more than the timed ones: its
+            logging and checkpoints; a shared machine's noise).
+        group_steps: int. Steps per timed group (one `fit` epoch); the
+            first group, which compiles, is not timed.
+        timed_groups: int. Groups timed after it (the median counts: a
             short measurement on a shared machine is noisy).
 
     Example:
@@ -34,15 +36,16 @@ class StepBudget:
     """
 
     def __init__(self, seconds, started, reserve_seconds=15.0,
-                 reserve_fraction=0.08, warmup_steps=2, timed_steps=20):
+                 reserve_fraction=0.04, group_steps=5, timed_groups=5):
         self.seconds = seconds
         self.started = started
         self.reserve_seconds = reserve_seconds
         self.reserve_fraction = reserve_fraction
-        self.warmup_steps = warmup_steps
-        self.timed_steps = timed_steps
-        # The run's `fit` traces its train function again and refills the
-        # input pipeline: as long as the first measured step took.
+        self.group_steps = group_steps
+        self.timed_groups = timed_groups
+        # The run's `fit` compiles its train function again (a fresh
+        # optimizer) and refills the input pipeline: as long as the
+        # measurement's start took.
         self.startup_seconds = 0.0
 
     def remaining(self):
@@ -64,24 +67,31 @@ class StepBudget:
         return max(1, int(left * rate))
 
     def measure_step_rate(self, model, batches):
-        """Steps/s of `model.train_on_batch` on `batches` (a tf.data
-        dataset); the model's variables (weights, random-seed states) are
-        restored afterwards."""
+        """Steps/s of `model.fit` on `batches` (a tf.data dataset), timed
+        as the run's `fit` runs (between epochs: a per-step callback would
+        make every step wait for its logs); the model's variables (weights,
+        random-seed states) are restored afterwards."""
         saved = [ops.convert_to_numpy(v) for v in model.variables]
-        # train_on_batch takes arrays, not tf tensors, on JAX and torch
-        # (fit converts them in its data adapter).
-        iterator = batches.as_numpy_iterator()
+        clock = _EpochClock()
         start = time.perf_counter()
-        model.train_on_batch(*next(iterator))  # compiles
-        self.startup_seconds = time.perf_counter() - start
-        for _ in range(self.warmup_steps):
-            model.train_on_batch(*next(iterator))
-        times = []
-        for _ in range(self.timed_steps):
-            start = time.perf_counter()
-            model.train_on_batch(*next(iterator))  # the pipeline counts
-            times.append(time.perf_counter() - start)
+        model.fit(batches, steps_per_epoch=self.group_steps,
+                  epochs=1 + self.timed_groups, verbose=0, callbacks=[clock])
         for variable, value in zip(model.variables, saved):
             variable.assign(value)
-        # The median step: one slow step (a pipeline refill) is not the rate.
-        return 1.0 / float(np.median(times))
+        # The median group: one slow group (a pipeline refill) is not the
+        # rate. The first group also compiled and filled the pipeline.
+        step = float(np.median(np.diff(clock.ends))) / self.group_steps
+        self.startup_seconds = max(
+            0.0, clock.ends[0] - start - self.group_steps * step)
+        return 1.0 / step
+
+
+class _EpochClock(keras.callbacks.Callback):
+    """Records when each epoch ends."""
+
+    def __init__(self):
+        super().__init__()
+        self.ends = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.ends.append(time.perf_counter())
