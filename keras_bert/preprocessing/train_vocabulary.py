@@ -169,4 +169,3 @@ def _threshold_bounds(word_counts, vocabulary_size, max_token_length):
 
     lower = count_at(vocabulary_size)
     return lower, max(lower, count_at(max(1, vocabulary_size // 8)))
-

@@ -69,20 +69,20 @@ class TrainVocabularyTest(TestCase):
         module = importlib.import_module(
             "keras_bert.preprocessing.train_vocabulary")
         for size in (60, 150):
-            with mock.patch.object(learner, "learn_with_thresh",
-                                   wraps=learner.learn_with_thresh) as passes:
+            passes = mock.patch.object(learner, "learn_with_thresh",
+                                       wraps=learner.learn_with_thresh)
+            with passes as bounded_passes:
                 bounded = train_vocabulary(lines, vocabulary_size=size)
-            with mock.patch.object(learner, "learn_with_thresh",
-                                   wraps=learner.learn_with_thresh) as full_passes:
-                with mock.patch.object(module, "_threshold_bounds",
-                                       return_value=(1, 10**7)):
-                    full = train_vocabulary(lines, vocabulary_size=size)
+            with passes as full_passes, mock.patch.object(
+                    module, "_threshold_bounds", return_value=(1, 10**7)):
+                full = train_vocabulary(lines, vocabulary_size=size)
             # Both searches stop at a threshold inside the learner's 5%
             # slack (not always the same one); the bounded one sooner.
             for vocabulary in (bounded, full):
                 self.assertGreaterEqual(len(vocabulary), 0.95 * size)
                 self.assertLessEqual(len(vocabulary), size)
-            self.assertLess(passes.call_count, full_passes.call_count)
+            self.assertLess(bounded_passes.call_count,
+                            full_passes.call_count)
 
     def test_cased_and_reserved_tokens(self):
         vocabulary = train_vocabulary(CORPUS, vocabulary_size=60,

@@ -67,9 +67,9 @@ class StepBudget:
         return max(1, int(left * rate))
 
     def measure_step_rate(self, model, batches):
-        """Steps/s of `model.fit` on `batches` (a tf.data dataset), timed
-        as the run's `fit` runs (between epochs: a per-step callback would
-        make every step wait for its logs); the model's variables (weights,
+        """Steps/s of `model.fit` on `batches` (a tf.data dataset), the
+        way the run trains (`train_on_batch` converts and waits for each
+        batch: 20% slower on a tiny model); the model's variables (weights,
         random-seed states) are restored afterwards."""
         saved = [ops.convert_to_numpy(v) for v in model.variables]
         clock = _EpochClock()
