@@ -11,9 +11,10 @@ AdamW with the recipe's beta_2 and weight decay 0.01 off biases and
 LayerNorm, clipping at 1.0, dropout) and wall-clock budget for training.
 Each library times a few steps, puts its model back, sizes its schedule
 to the budget and trains; then both are scored on the same held-out
-masks and sentence pairs (`evaluate_pretraining`). transformers runs as its users run it: eager
-PyTorch, the MLM decoder over every position. Each library runs in its own
-process, one after the other; run on an otherwise idle machine.
+masks and sentence pairs (`evaluate_pretraining`). transformers runs as
+its users run it: eager PyTorch, the MLM decoder over every position.
+Each library runs in its own process, one after the other; run on an
+otherwise idle machine.
 
     python -m bench.pretrain_vs_transformers --base /tmp/runs/base \\
         --minutes 3 --output /tmp/bench_results/pretrain_vs_hf.json --table
