@@ -1,4 +1,5 @@
 import os
+import zlib
 
 import keras
 import numpy as np
@@ -6,9 +7,11 @@ import numpy as np
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.preprocessing import BertTokenizer
+from keras_bert.preprocessing import NextSentencePairBuilder
 from keras_bert.training.pretraining.pretraining_data import batch_pairs
 from keras_bert.training.pretraining.pretraining_data import contiguous_spans
 from keras_bert.training.pretraining.pretraining_data import pair_dataset
+from keras_bert.training.pretraining.pretraining_data import tokenize_documents
 from keras_bert.training.pretraining.text_corpus import TextCorpus
 from tests.test_case import TestCase
 from tests.training.toy_corpus import toy_vocabulary
@@ -64,6 +67,21 @@ class PretrainingDataTest(TestCase):
         one_pass = len(pairs_list(pair_dataset(
             self.corpus, self.tokenizer, LENGTH, repeat=False), 10_000))
         self.assertNotEqual(first[:one_pass], first[one_pass:2 * one_pass])
+
+    def test_chunks_stream_the_builders_pairs_in_order(self):
+        # Chunk sizes that split a pass anywhere give the pairs the
+        # builder makes from the tokenized documents, pass after pass.
+        expected = list(NextSentencePairBuilder(
+            LENGTH - 3, seed=zlib.crc32(b"2/0")).build(tokenize_documents(
+                self.corpus.documents("train",
+                                      shuffle_seed=zlib.crc32(b"2/0")),
+                self.tokenizer)))
+        for chunk_pairs in (1, 7, 10_000):
+            streamed = pairs_list(pair_dataset(
+                self.corpus, self.tokenizer, LENGTH, seed=2,
+                chunk_pairs=chunk_pairs), len(expected) + 5)
+            self.assertEqual(streamed[:len(expected)], expected)
+            self.assertEqual(len(streamed), len(expected) + 5)
 
     def test_skip_resumes_at_the_same_position(self):
         def batches(skip):
