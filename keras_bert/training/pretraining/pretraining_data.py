@@ -231,7 +231,12 @@ def batch_pairs(
         return preprocessor(token_ids_a, seed=batch_seed)
 
     if shuffle_buffer_size:
-        pairs = pairs.shuffle(shuffle_buffer_size, seed=seed)
+        # The same order from every iterator: Keras' `fit` draws a batch
+        # from a first iterator to build a model that is not built yet and
+        # then starts a second, so reshuffling would make a model's first
+        # batches depend on whether it had trained before.
+        pairs = pairs.shuffle(shuffle_buffer_size, seed=seed,
+                              reshuffle_each_iteration=False)
     pairs = pairs.skip(skip_pairs)
     batches = pairs.ragged_batch(batch_size, drop_remainder=drop_remainder)
     batches = batches.enumerate(start=skip_pairs // batch_size)
