@@ -75,4 +75,22 @@ def create_optimizer(
             f"Unknown optimizer {optimizer!r}: use 'adamw' or 'lamb'."
         )
     result.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY_NAMES))
+    # The lengths in an optimizer variable: `resize_schedule` can change
+    # them after the train step is compiled.
+    schedule.track_in(result)
     return result
+
+
+def resize_schedule(optimizer, total_steps, warmup_steps):
+    """Sets the lengths of the schedule of an optimizer `create_optimizer`
+    made; a model compiled with it follows them without compiling again.
+
+    Args:
+        optimizer: what `create_optimizer` returned.
+        total_steps: int. The new length of the run.
+        warmup_steps: int. The new warmup (at most `total_steps`).
+    """
+    # Keras keeps the schedule in `_learning_rate`; the public
+    # `learning_rate` evaluates it at the current step.
+    optimizer._learning_rate.resize(total_steps,
+                                    min(warmup_steps, total_steps))

@@ -35,3 +35,19 @@ class WarmupLinearDecayTest(TestCase):
     def test_bad_arguments_name_the_values(self):
         with self.assertRaisesRegex(ValueError, "warmup_steps=20"):
             WarmupLinearDecay(1e-4, total_steps=10, warmup_steps=20)
+
+    def test_resize_changes_a_tracked_schedule_in_place(self):
+        schedule = WarmupLinearDecay(1.0, total_steps=4)
+        with self.assertRaisesRegex(ValueError, "track_in"):
+            schedule.resize(8, 0)
+        optimizer = keras.optimizers.SGD(learning_rate=schedule)
+        schedule.track_in(optimizer)
+        self.assertIn("schedule_lengths",
+                      [v.name for v in optimizer.variables])
+        schedule.resize(8, 2)
+        actual = [float(keras.ops.convert_to_numpy(schedule(s)))
+                  for s in (1, 2, 5, 8)]
+        np.testing.assert_allclose(actual, [0.5, 1.0, 0.5, 0.0], atol=1e-7)
+        self.assertEqual(schedule.get_config()["total_steps"], 8)
+        with self.assertRaisesRegex(ValueError, "warmup_steps=9"):
+            schedule.resize(8, 9)

@@ -253,10 +253,13 @@ class PretrainingJob:
 
     def set_steps(self, steps):
         """Fixes the run's length (rounded up to whole logged intervals)
-        and compiles a fresh optimizer sized for it: on the initial
-        weights, exactly the run `steps=` would have made."""
+        and sizes the compiled optimizer's schedule for it: on the initial
+        weights and optimizer state (`StepBudget.measure_step_rate` puts
+        them back), exactly the run `steps=` would have made, without
+        compiling the train step again."""
         self._plan_steps(steps)
-        setup.compile_pretrainer(self.model, self.settings, self.steps)
+        setup.resize_pretrainer_schedule(self.model, self.settings,
+                                         self.steps)
 
     def _plan_steps(self, steps):
         self.steps, self.log_every, self.checkpoint_every = setup.step_plan(

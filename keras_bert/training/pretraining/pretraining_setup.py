@@ -18,6 +18,7 @@ from keras_bert.configs import get_backbone_config
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
 from keras_bert.optimizers.bert_optimizer import create_optimizer
+from keras_bert.optimizers.bert_optimizer import resize_schedule
 from keras_bert.preprocessing import BertTokenizer
 from keras_bert.preprocessing import train_vocabulary
 from keras_bert.training.pretraining.pair_shards import MANIFEST
@@ -276,15 +277,26 @@ def build_pretrainer(settings, vocabulary_size, steps):
 
 
 def compile_pretrainer(model, settings, steps):
-    """Compiles `model` with a fresh optimizer whose schedule spans `steps`."""
-    warmup = settings.warmup_steps
-    if warmup is None:
-        warmup = max(1, round(settings.warmup_fraction * steps))
+    """Compiles `model` with a fresh optimizer whose schedule spans `steps`
+    (`resize_pretrainer_schedule` can change it)."""
     model.compile(
         optimizer=create_optimizer(
             total_steps=steps, learning_rate=settings.learning_rate,
-            warmup_steps=warmup, optimizer=settings.optimizer,
-            beta_2=settings.beta_2,
+            warmup_steps=_warmup_steps(settings, steps),
+            optimizer=settings.optimizer, beta_2=settings.beta_2,
         ),
         jit_compile=settings.jit_compile,
     )
+
+
+def resize_pretrainer_schedule(model, settings, steps):
+    """Makes the schedule of a model `compile_pretrainer` compiled span
+    `steps`, without compiling again (an XLA compile is 10-15 s of a
+    4-minute run)."""
+    resize_schedule(model.optimizer, steps, _warmup_steps(settings, steps))
+
+
+def _warmup_steps(settings, steps):
+    if settings.warmup_steps is not None:
+        return settings.warmup_steps
+    return max(1, round(settings.warmup_fraction * steps))

@@ -43,16 +43,11 @@ class StepBudget:
         self.reserve_fraction = reserve_fraction
         self.group_steps = group_steps
         self.timed_groups = timed_groups
-        # The run's `fit` compiles its train function again (a fresh
-        # optimizer) and refills the input pipeline: as long as the
-        # measurement's start took.
-        self.startup_seconds = 0.0
 
     def remaining(self):
         """Seconds left for training steps."""
         spent = time.perf_counter() - self.started
-        reserve = (self.reserve_seconds + self.reserve_fraction * self.seconds
-                   + self.startup_seconds)
+        reserve = self.reserve_seconds + self.reserve_fraction * self.seconds
         return self.seconds - spent - reserve
 
     def steps(self, rate):
@@ -69,20 +64,20 @@ class StepBudget:
     def measure_step_rate(self, model, batches):
         """Steps/s of `model.fit` on `batches` (a tf.data dataset), the
         way the run trains (`train_on_batch` converts and waits for each
-        batch: 20% slower on a tiny model); the model's variables (weights,
-        random-seed states) are restored afterwards."""
-        saved = [ops.convert_to_numpy(v) for v in model.variables]
+        batch: 20% slower on a tiny model). The model's variables
+        (weights, random-seed states) and its optimizer's are restored
+        afterwards; the compiled train step is kept for the run."""
+        model.optimizer.build(model.trainable_variables)
+        variables = model.variables + model.optimizer.variables
+        saved = [ops.convert_to_numpy(v) for v in variables]
         clock = _EpochClock()
-        start = time.perf_counter()
         model.fit(batches, steps_per_epoch=self.group_steps,
                   epochs=1 + self.timed_groups, verbose=0, callbacks=[clock])
-        for variable, value in zip(model.variables, saved):
+        for variable, value in zip(variables, saved):
             variable.assign(value)
         # The median group: one slow group (a pipeline refill) is not the
-        # rate. The first group also compiled and filled the pipeline.
+        # rate. The first group, which compiled, is not timed.
         step = float(np.median(np.diff(clock.ends))) / self.group_steps
-        self.startup_seconds = max(
-            0.0, clock.ends[0] - start - self.group_steps * step)
         return 1.0 / step
 
 
