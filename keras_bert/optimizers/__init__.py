@@ -8,5 +8,6 @@ them. The task models compile with these, so this package sits below
 
 from keras_bert.optimizers.adamw import AdamW
 from keras_bert.optimizers.bert_optimizer import create_optimizer
+from keras_bert.optimizers.bert_optimizer import resize_schedule
 from keras_bert.optimizers.finetune_recipe import finetune_optimizer
 from keras_bert.optimizers.warmup_linear_decay import WarmupLinearDecay

@@ -22,6 +22,7 @@ def create_optimizer(
     optimizer="adamw",
     end_learning_rate=0.0,
     beta_2=0.999,
+    resizable_schedule=False,
 ):
     """Builds BERT's pretraining optimizer.
 
@@ -45,6 +46,12 @@ def create_optimizer(
         end_learning_rate: float. Rate at the end of the decay.
         beta_2: float. Decay of the squared-gradient average (the paper:
             0.999; RoBERTa took 0.98 for its large batches).
+        resizable_schedule: bool. Keep the schedule's lengths in an
+            optimizer variable (`WarmupLinearDecay.track_in`), so that
+            `resize_schedule` can change them after the train step is
+            compiled (`keras-bert pretrain`'s time budget). Off by default:
+            a model saved with this optimizer loads back only where the
+            optimizer is made the same way, not from the Keras config.
 
     Example:
     >>> opt = create_optimizer(total_steps=1000, learning_rate=5e-4)
@@ -75,15 +82,15 @@ def create_optimizer(
             f"Unknown optimizer {optimizer!r}: use 'adamw' or 'lamb'."
         )
     result.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY_NAMES))
-    # The lengths in an optimizer variable: `resize_schedule` can change
-    # them after the train step is compiled.
-    schedule.track_in(result)
+    if resizable_schedule:
+        schedule.track_in(result)
     return result
 
 
 def resize_schedule(optimizer, total_steps, warmup_steps):
-    """Sets the lengths of the schedule of an optimizer `create_optimizer`
-    made; a model compiled with it follows them without compiling again.
+    """Sets the lengths of the schedule of an optimizer made by
+    `create_optimizer(..., resizable_schedule=True)`; a model compiled
+    with it follows them without compiling again.
 
     Args:
         optimizer: what `create_optimizer` returned.

@@ -13,6 +13,7 @@ _EXPORTS = {
     "AdamW": "keras_bert.optimizers.adamw",
     "WarmupLinearDecay": "keras_bert.optimizers.warmup_linear_decay",
     "create_optimizer": "keras_bert.optimizers.bert_optimizer",
+    "resize_schedule": "keras_bert.optimizers.bert_optimizer",
     "TextCorpus": "pretraining.text_corpus",
     "python_docs_documents": "pretraining.python_docs_corpus",
     "write_sentences_file": "pretraining.python_docs_corpus",

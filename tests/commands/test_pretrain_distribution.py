@@ -98,8 +98,11 @@ def test_data_parallel_run_loads_on_one_device(tmp_path, backend):
 
     # This process has one device: the preset and the checkpoint load here.
     model = BertPretrainer.from_preset(os.path.join(output, "model"))
+    # The optimizer as the run made it (its checkpoint holds the
+    # schedule's lengths).
     model.compile(optimizer=create_optimizer(total_steps=2,
-                                             learning_rate=1e-3))
+                                             learning_rate=1e-3,
+                                             resizable_schedule=True))
     state = PretrainingCheckpoint.restore(model,
                                           os.path.join(output, "checkpoints"))
     assert state["step"] == 2

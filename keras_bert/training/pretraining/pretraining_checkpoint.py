@@ -122,7 +122,9 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
                 f"variables but the model's {type(optimizer).__name__} has "
                 f"{len(optimizer.variables)}: the checkpoint was written "
                 "with a different optimizer or model. Use the same "
-                "--config and optimizer, or start a new output directory."
+                "--config and optimizer (in code: `create_optimizer(..., "
+                "resizable_schedule=True)`, as `keras-bert pretrain` "
+                "makes it), or start a new output directory."
             )
         optimizer.load_own_variables(store)
         with open(os.path.join(path, "state.json")) as file:

@@ -142,7 +142,7 @@ class PretrainingJob:
         self.train_pairs = setup.training_pairs(s, self.corpus,
                                                 self.tokenizer, shard_dir)
         with distribution.distribution_scope(self.engine):
-            # A budget run compiles again once its steps are known.
+            # A budget run resizes the schedule once its steps are known.
             self.model = setup.build_pretrainer(
                 s, self.tokenizer.vocabulary_size(), self.steps or 1)
         self._write_run_file()

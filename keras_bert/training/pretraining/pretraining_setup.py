@@ -284,6 +284,7 @@ def compile_pretrainer(model, settings, steps):
             total_steps=steps, learning_rate=settings.learning_rate,
             warmup_steps=_warmup_steps(settings, steps),
             optimizer=settings.optimizer, beta_2=settings.beta_2,
+            resizable_schedule=True,
         ),
         jit_compile=settings.jit_compile,
     )
