@@ -11,10 +11,10 @@ class StepBudget:
     A run with a time budget cannot size its learning-rate schedule before
     it knows how fast it trains on this machine. `measure_step_rate` times
     a few real steps of `fit` (after the first ones: compiling, filling
-    the input pipeline) and puts the model's variables back, so the run
-    then starts from the same weights as a run given its number of steps;
-    `steps` spends what is left of the budget, keeping back a share for
-    the evaluation and the saved model.
+    the input pipeline) and puts the model's and its optimizer's variables
+    back, so the run then starts from the same state as a run given its
+    number of steps; `steps` spends what is left of the budget, keeping
+    back a share for the evaluation and the saved model.
 
     Args:
         seconds: float. The whole run's budget.
