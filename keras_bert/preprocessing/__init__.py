@@ -8,6 +8,7 @@ from keras_bert.preprocessing.bert_masked_lm_preprocessor import (
 )
 from keras_bert.preprocessing.masked_lm_masker import MaskedLMMasker
 from keras_bert.preprocessing.preprocessor import Preprocessor
+from keras_bert.preprocessing.prefetch_for_fit import prefetch_for_fit
 from keras_bert.preprocessing.next_sentence_pair_builder import (
     NextSentencePairBuilder,
 )

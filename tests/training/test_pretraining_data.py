@@ -127,6 +127,8 @@ class PretrainingDataTest(TestCase):
             max_sequence_length=LENGTH)
         model = BertPretrainer(backbone)
         model.compile(total_steps=4, learning_rate=1e-3)
+        # No tf.data tuning thread for `fit` to wait on when it ends.
+        self.assertFalse(batches.options().autotune.enabled)
         history = model.fit(batches, steps_per_epoch=2, epochs=2, verbose=0)
         for name in ("loss", "mlm_logits_loss", "nsp_logits_loss",
                      "mlm_logits_accuracy", "nsp_logits_accuracy"):

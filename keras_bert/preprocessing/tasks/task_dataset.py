@@ -9,6 +9,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.preprocessing.prefetch_for_fit import prefetch_for_fit
 from keras_bert.preprocessing.preprocessing_layer import convert_inputs
 
 DEFAULT_BATCH_SIZE = 32
@@ -55,6 +56,6 @@ def preprocessed_dataset(preprocessor, x, y=None, sample_weight=None,
                 int(dataset.cardinality()), reshuffle_each_iteration=True
             )
         dataset = dataset.ragged_batch(batch_size or DEFAULT_BATCH_SIZE)
-    return dataset.map(
+    return prefetch_for_fit(dataset.map(
         lambda *data: preprocessor(*data), num_parallel_calls=tf.data.AUTOTUNE
-    ).prefetch(tf.data.AUTOTUNE)
+    ))

@@ -7,7 +7,7 @@ Two stages, so that the second can also read pairs written offline:
    time, pairs built as the original `create_pretraining_data` does).
 2. `batch_pairs`: shuffle, batch, then pack `[CLS] A [SEP] B [SEP]` and
    mask (fresh masks on every pass) with `BertMaskedLMPreprocessor` in a
-   parallel `map` with `prefetch`, giving `(x, y, sample_weight)` batches
+   parallel `map` with `prefetch_for_fit`, giving `(x, y, sample_weight)` batches
    for `BertPretrainer.fit`.
 """
 
@@ -21,6 +21,7 @@ from keras_bert.preprocessing import NextSentencePairBuilder
 from keras_bert.preprocessing.bert_masked_lm_preprocessor import (
     BertMaskedLMPreprocessor,
 )
+from keras_bert.preprocessing.prefetch_for_fit import prefetch_for_fit
 
 # A chunk of pairs: token ids of the A segments (flat) and their lengths,
 # the same for B, and the labels.
@@ -241,4 +242,4 @@ def batch_pairs(
     batches = pairs.ragged_batch(batch_size, drop_remainder=drop_remainder)
     batches = batches.enumerate(start=skip_pairs // batch_size)
     batches = batches.map(pack_and_mask, num_parallel_calls=tf.data.AUTOTUNE)
-    return batches.prefetch(tf.data.AUTOTUNE)
+    return prefetch_for_fit(batches)
