@@ -79,7 +79,7 @@ def add_parser(subparsers):
                         "to continue from (default: tiny)")
     recipe.add_argument("--minutes", type=float,
                         help="wall-clock budget of the whole run, set-up "
-                        "and evaluation included (default 4); the steps "
+                        "and evaluation included (default 4.5); the steps "
                         "follow from the measured step rate")
     recipe.add_argument("--steps", type=int,
                         help="train this many steps instead of a budget")

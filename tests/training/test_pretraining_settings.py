@@ -30,7 +30,7 @@ class PretrainingSettingsTest(TestCase):
 
     def test_the_default_is_the_budget_recipe_for_four_minutes(self):
         s = settings()
-        self.assertEqual((s.recipe, s.minutes, s.steps), ("budget", 4.0, None))
+        self.assertEqual((s.recipe, s.minutes, s.steps), ("budget", 4.5, None))
         self.assertEqual((s.batch_size, s.sequence_length, s.mask_rate),
                          (32, 64, 0.3))
         self.assertFalse(s.next_sentence_prediction)
