@@ -7,8 +7,8 @@ Two stages, so that the second can also read pairs written offline:
    time, pairs built as the original `create_pretraining_data` does).
 2. `batch_pairs`: shuffle, batch, then pack `[CLS] A [SEP] B [SEP]` and
    mask (fresh masks on every pass) with `BertMaskedLMPreprocessor` in a
-   parallel `map` with `prefetch_for_fit`, giving `(x, y, sample_weight)` batches
-   for `BertPretrainer.fit`.
+   parallel `map` ending in `prefetch_for_fit`, giving `(x, y,
+   sample_weight)` batches for `BertPretrainer.fit`.
 """
 
 import itertools
