@@ -71,8 +71,8 @@ def worker(rounds, minutes):
 
 
 def table(results):
-    lines = ["| backend | input stream | fits | paused > 1 s | longest pause |",
-             "|---|---|---:|---:|---:|"]
+    lines = ["| backend | input stream | fits | paused > 1 s | "
+             "longest pause |", "|---|---|---:|---:|---:|"]
     for backend, pauses in results.items():
         for name, values in pauses.items():
             long = [v for v in values if v > 1.0]
@@ -104,8 +104,9 @@ def main():
         results[backend] = json.loads(out.strip().splitlines()[-1])
         print(backend, json.dumps(results[backend]), flush=True)
     print(f"CPU: {machine['cpu']}, {machine['cores']} cores, flags "
-          f"{' '.join(machine['isa'])}; load {machine['load_average_at_start']}"
-          f" at the start, {os.getloadavg()[0]:.2f} at the end.")
+          f"{' '.join(machine['isa'])}; load "
+          f"{machine['load_average_at_start']} at the start, "
+          f"{os.getloadavg()[0]:.2f} at the end.")
     print(table(results))
 
 

@@ -13,10 +13,10 @@ def prefetch_for_fit(dataset):
     (on every backend) it waits for that thread, and at times the thread
     sleeps out the rest of its period first: `fit` returned 6-38 s after
     its last step in 12 of 40 timed fits here (TensorFlow 2.21, Keras
-    3.15), in none of 33 with autotuning off. `AUTOTUNE` values still work without it:
-    a parallel `map` runs at the pool's size and `prefetch` grows its
-    buffer on its own; the pretraining step rate and the stream's speed
-    were the same both ways (docs/pretraining.md).
+    3.15), in none of 33 with autotuning off. `AUTOTUNE` values still
+    work without it: a parallel `map` runs at the pool's size and
+    `prefetch` grows its buffer on its own; the pretraining step rate and
+    the stream's speed were the same both ways (docs/pretraining.md).
 
     Args:
         dataset: a `tf.data.Dataset`.

@@ -28,7 +28,7 @@ class PretrainingSettingsTest(TestCase):
             for key, value in recipe.items():
                 self.assertEqual(getattr(resolved, key), value, (name, key))
 
-    def test_the_default_is_the_budget_recipe_for_four_minutes(self):
+    def test_the_default_is_the_budget_recipe_for_four_and_a_half_minutes(self):
         s = settings()
         self.assertEqual((s.recipe, s.minutes, s.steps), ("budget", 4.5, None))
         self.assertEqual((s.batch_size, s.sequence_length, s.mask_rate),
