@@ -6,6 +6,11 @@ from unittest import mock
 import numpy as np
 from keras import ops
 
+from keras_bert.optimizers.bert_optimizer import resize_schedule
+from keras_bert.training.pretraining.budget_replan import BudgetReplan
+from keras_bert.training.pretraining.pretraining_checkpoint import (
+    PretrainingCheckpoint,
+)
 from keras_bert.training.pretraining.pretraining_job import PretrainingJob
 from keras_bert.training.pretraining.step_budget import StepBudget
 from tests.test_case import TestCase
@@ -27,6 +32,55 @@ class StepBudgetTest(TestCase):
         spent = StepBudget(30, started)
         with self.assertRaisesRegex(ValueError, "spent before training"):
             spent.steps(rate=2.0)
+
+
+class BudgetReplanTest(TestCase):
+    def run_epochs(self, replan, seconds_per_step, epochs, left):
+        """Drives `replan` through `epochs` logged intervals on a fake
+        clock; `left(now)` is what the budget has left at `now`."""
+        replan.set_model(mock.Mock(stop_training=False))
+        replan.budget = mock.Mock(remaining=lambda: left(self.now))
+        self.now = 0.0
+        ran = 0
+        with mock.patch("time.perf_counter", lambda: self.now):
+            for epoch in range(epochs):
+                self.now += replan.log_every * seconds_per_step
+                ran += replan.log_every
+                replan.on_epoch_end(epoch)
+                if replan.model.stop_training:
+                    break
+        return ran
+
+    def test_a_run_faster_than_timed_takes_more_steps(self):
+        plans = []
+        # Planned 100 steps at 1 step/s for a 100 s budget; trains at 2/s.
+        replan = BudgetReplan(None, steps=100, log_every=10, max_steps=200,
+                              on_replan=lambda steps, rate: plans.append(
+                                  (steps, rate)))
+        self.assertEqual(replan.replan_epochs, [2, 4])
+        ran = self.run_epochs(replan, 0.5, 20, lambda now: 100 - now)
+        # At 30 steps (15 s): 85 s left at 2 steps/s -> 170 more, capped.
+        self.assertEqual(plans, [(200, 2.0)])
+        self.assertEqual(ran, 200)
+
+    def test_a_run_slower_than_timed_stops_on_time(self):
+        plans = []
+        replan = BudgetReplan(None, steps=100, log_every=10, max_steps=200,
+                              on_replan=lambda steps, rate: plans.append(
+                                  steps))
+        ran = self.run_epochs(replan, 2.0, 20, lambda now: 100 - now)
+        # 30 steps at 60 s: 40 s left -> 20 more; then 50 steps at 100 s:
+        # nothing left.
+        self.assertEqual(plans, [50])
+        self.assertEqual(ran, 50)
+
+    def test_an_unchanged_plan_stops_at_its_steps(self):
+        plans = []
+        replan = BudgetReplan(None, steps=40, log_every=10, max_steps=80,
+                              on_replan=lambda *args: plans.append(args))
+        ran = self.run_epochs(replan, 1.0, 8, lambda now: 40 - now)
+        self.assertEqual(plans, [])
+        self.assertEqual(ran, 40)
 
 
 class BudgetRunTest(TestCase):
@@ -52,9 +106,12 @@ class BudgetRunTest(TestCase):
             timed_with.append(model.train_function)
             return rate
 
+        # Planning again would change the run's length; `fit` still stops
+        # at the measured steps though it is given room for twice as many.
         with mock.patch.object(StepBudget, "steps", return_value=6), \
                 mock.patch.object(StepBudget, "measure_step_rate",
-                                  measure_and_keep):
+                                  measure_and_keep), \
+                mock.patch.object(BudgetReplan, "_replan"):
             budget = self.job("budget", steps=None, minutes=5)
             budget.prepare()
             self.assertIsNone(budget.steps)
@@ -73,6 +130,40 @@ class BudgetRunTest(TestCase):
         for a, b in zip(budget.model.weights, fixed.model.weights):
             np.testing.assert_allclose(ops.convert_to_numpy(a),
                                        ops.convert_to_numpy(b), atol=1e-6)
+
+    def test_a_budget_run_plans_again_from_its_own_steps(self):
+        # Timed at far below its speed: 8 steps planned, 2 s left at the
+        # first re-plan, which fills them (up to twice the plan).
+        with mock.patch.object(StepBudget, "steps", return_value=8), \
+                mock.patch.object(StepBudget, "remaining", return_value=2.0):
+            job = self.job("replan", steps=None, minutes=5)
+            job.prepare()
+            job.train()
+        self.assertEqual(job.steps, 16)
+        self.assertEqual(int(job.model.optimizer.iterations), 16)
+        self.assertEqual(job.model.optimizer._learning_rate.total_steps, 16)
+        self.assertEqual(job._logger.total_steps, 16)
+        with open(os.path.join(self.root, "replan", "run.json")) as file:
+            record = json.load(file)
+        self.assertEqual((record["steps"], record["log_every_steps"]),
+                         (16, 2))
+        # Resumed, it keeps the new length and the first plan's intervals,
+        # and its schedule spans them even from a checkpoint written before
+        # the re-plan (here: one whose schedule still spans 8 steps).
+        restore = PretrainingCheckpoint.restore
+
+        def restore_older(model, directory):
+            state = restore(model, directory)
+            resize_schedule(model.optimizer, 8, 1)
+            return state
+
+        again = self.job("replan", steps=None, minutes=5, resume=True)
+        again.prepare()
+        self.assertEqual((again.steps, again.log_every), (16, 2))
+        with mock.patch.object(PretrainingCheckpoint, "restore",
+                               restore_older):
+            again.train()
+        self.assertEqual(again.model.optimizer._learning_rate.total_steps, 16)
 
     def test_a_resumed_budget_run_keeps_its_steps(self):
         with mock.patch.object(StepBudget, "steps", return_value=4):

@@ -9,6 +9,7 @@ import keras
 from keras_bert.training import distribution
 from keras_bert.training.pretraining import pretraining_report as report
 from keras_bert.training.pretraining import pretraining_setup as setup
+from keras_bert.training.pretraining.budget_replan import BudgetReplan
 from keras_bert.training.pretraining.pretraining_checkpoint import (
     PretrainingCheckpoint,
 )
@@ -36,7 +37,10 @@ class PretrainingJob:
     field). Without `steps` it trains for what is left of `minutes` after
     the corpus and vocabulary: it times a few steps, restores the model,
     and fixes the number of steps (written to `run.json`, so a resumed run
-    keeps it); the run is then the same as one given those `steps`.
+    keeps it); the run is then the same as one given those `steps`, unless
+    its own steps run faster or slower than the timed ones: at 20% and 50%
+    of the planned steps it plans again from their speed (`BudgetReplan`),
+    resizing the schedule so the run ends on time.
 
     Training pairs are streamed from the text, or read from TFRecord
     shards (`shards`; see `keras_bert.training.pair_shards`). Shards
@@ -81,6 +85,7 @@ class PretrainingJob:
         self.global_batch_size = self.settings.batch_size
         self.chief = True
         self.steps = self.log_every = self.checkpoint_every = None
+        self.budget = self._logger = None
         if self.settings.steps:
             self._plan_steps(self.settings.steps)
         self.timings = {}
@@ -112,6 +117,10 @@ class PretrainingJob:
                 or saved["corpus_files"])
             if self.steps is None and saved.get("steps"):
                 self._plan_steps(saved["steps"])
+                # A re-planned budget run keeps its first plan's intervals.
+                self.log_every = saved.get("log_every_steps", self.log_every)
+                self.checkpoint_every = saved.get("checkpoint_every_steps",
+                                                  self.checkpoint_every)
         self.settings, shard_dir, write_shards = setup.plan_shards(
             self.settings, self.chief, self.output_dir, self.print_fn)
         builtin = setup.uses_builtin_corpus(self.settings, self.output_dir)
@@ -157,6 +166,10 @@ class PretrainingJob:
             self._fix_steps()
         with distribution.distribution_scope(self.engine):
             state = PretrainingCheckpoint.restore(self.model, checkpoints)
+            if state:
+                # The checkpoint may predate the last re-plan of a budget
+                # run: `run.json` has the run's length.
+                setup.resize_pretrainer_schedule(self.model, s, self.steps)
         self.start_step = state["step"] if state else 0
         if self.start_step:
             self.print_fn(f"Resuming at step {self.start_step} from "
@@ -167,20 +180,28 @@ class PretrainingJob:
             self.training_batches(skip_steps=self.start_step), self.engine)
         callbacks = []
         if self.chief:
+            self._logger = PretrainingLogger(
+                self.output_dir, self.steps,
+                self.global_batch_size * s.sequence_length,
+                print_fn=self.print_fn)
             callbacks = [
-                PretrainingLogger(self.output_dir, self.steps,
-                                  self.global_batch_size * s.sequence_length,
-                                  print_fn=self.print_fn),
+                self._logger,
                 PretrainingCheckpoint(checkpoints, self.checkpoint_every,
                                       extra_state={"seed": s.seed}),
             ]
+        fit_steps = self.steps
+        if self.budget is not None and not self.start_step:
+            # Room to grow if the run trains faster than it was timed.
+            fit_steps = 2 * self.steps
+            callbacks.append(BudgetReplan(self.budget, self.steps, log_every,
+                                          fit_steps, self._replan))
         start = time.perf_counter()
         if self.start_step < self.steps:
             with distribution.distribution_scope(self.engine):
                 self.model.fit(
                     batches,
                     steps_per_epoch=log_every,
-                    epochs=self.steps // log_every,
+                    epochs=fit_steps // log_every,
                     initial_epoch=self.start_step // log_every,
                     callbacks=callbacks,
                     shuffle=False,
@@ -242,7 +263,8 @@ class PretrainingJob:
             raise ValueError(
                 "A time budget needs one device to time its steps; give "
                 "--steps with --distribution.")
-        budget = StepBudget(self.settings.minutes * 60, self.started)
+        budget = self.budget = StepBudget(self.settings.minutes * 60,
+                                          self.started)
         rate = budget.measure_step_rate(self.model, self.training_batches())
         self.set_steps(budget.steps(rate))
         self.print_fn(
@@ -260,6 +282,16 @@ class PretrainingJob:
         self._plan_steps(steps)
         setup.resize_pretrainer_schedule(self.model, self.settings,
                                          self.steps)
+
+    def _replan(self, steps, rate):
+        """`BudgetReplan`'s new length: the schedule, the logger's total
+        and `run.json` follow it; the logged intervals stay."""
+        self.print_fn(f"time budget: training at {rate:.2f} steps/s -> "
+                      f"{steps:,} steps")
+        self.steps = steps
+        setup.resize_pretrainer_schedule(self.model, self.settings, steps)
+        self._logger.total_steps = steps
+        self._write_run_file()
 
     def _plan_steps(self, steps):
         self.steps, self.log_every, self.checkpoint_every = setup.step_plan(
@@ -291,7 +323,8 @@ class PretrainingJob:
         record = self.settings.to_dict()
         record.update(replicas=self.replicas,
                       global_batch_size=self.global_batch_size,
-                      steps=self.steps)
+                      steps=self.steps, log_every_steps=self.log_every,
+                      checkpoint_every_steps=self.checkpoint_every)
         return record
 
     def _write_run_file(self):
