@@ -91,11 +91,12 @@ class BudgetRunTest(TestCase):
         self.vocabulary = write_toy_vocabulary(self.root)
 
     def job(self, name, **settings):
+        settings = {"log_every": 2, **settings}
         return PretrainingJob(
             os.path.join(self.root, name), corpus_files=[self.corpus],
             vocabulary=self.vocabulary, config=SMALL_MODEL, batch_size=8,
-            sequence_length=24, heldout_fraction=0.3, log_every=2,
-            print_fn=None, **settings)
+            sequence_length=24, heldout_fraction=0.3, print_fn=None,
+            **settings)
 
     def test_a_budget_run_is_the_run_of_its_measured_steps(self):
         measure = StepBudget.measure_step_rate
@@ -164,6 +165,26 @@ class BudgetRunTest(TestCase):
                                restore_older):
             again.train()
         self.assertEqual(again.model.optimizer._learning_rate.total_steps, 16)
+
+    def test_a_resumed_run_takes_its_plan_from_run_json(self):
+        with mock.patch.object(StepBudget, "steps", return_value=4):
+            first = self.job("plan", steps=None, minutes=5, log_every=None)
+            first.prepare()
+            first.train()
+        path = os.path.join(self.root, "plan", "run.json")
+        with open(path) as file:
+            record = json.load(file)
+        # As a re-plan can leave it: 62 steps in intervals of 2, where
+        # `step_plan` alone would pick intervals of 3 and round to 63.
+        record.update(steps=62, log_every_steps=2, checkpoint_every_steps=10)
+        with open(path, "w") as file:
+            json.dump(record, file)
+        again = self.job("plan", steps=None, minutes=5, log_every=None,
+                         resume=True)
+        again.prepare()
+        self.assertEqual(
+            (again.steps, again.log_every, again.checkpoint_every),
+            (62, 2, 10))
 
     def test_a_resumed_budget_run_keeps_its_steps(self):
         with mock.patch.object(StepBudget, "steps", return_value=4):

@@ -115,12 +115,14 @@ class PretrainingJob:
             self.settings = self.settings.replace(
                 corpus_files=self.settings.corpus_files
                 or saved["corpus_files"])
-            if self.steps is None and saved.get("steps"):
+            if self.steps is None and saved.get("log_every_steps"):
+                # The plan as the run left it: a re-planned budget run's
+                # steps need not be what `step_plan` would round them to.
+                self.steps = saved["steps"]
+                self.log_every = saved["log_every_steps"]
+                self.checkpoint_every = saved["checkpoint_every_steps"]
+            elif self.steps is None and saved.get("steps"):
                 self._plan_steps(saved["steps"])
-                # A re-planned budget run keeps its first plan's intervals.
-                self.log_every = saved.get("log_every_steps", self.log_every)
-                self.checkpoint_every = saved.get("checkpoint_every_steps",
-                                                  self.checkpoint_every)
         self.settings, shard_dir, write_shards = setup.plan_shards(
             self.settings, self.chief, self.output_dir, self.print_fn)
         builtin = setup.uses_builtin_corpus(self.settings, self.output_dir)
