@@ -7,7 +7,8 @@ sentence-transformers `encode`, all-MiniLM-L6-v2, same CPU, one run.
 Each library/backend is a worker process (`bench/common.py`); the workers
 are timed in turn, round after round, so they share the load's drift.
 A call encodes a whole set of texts, start to finish (tokenization,
-length sorting, batches of 32, vectors back as NumPy): `--sentences`
+length sorting or keras_bert's shared rows, batches of about 32 texts,
+vectors back as NumPy): `--sentences`
 SST-2 dev sentences (short) and `--paragraphs` SQuAD dev paragraphs
 (long, up to the model's 256 tokens). Reported: texts per second (median
 over rounds) and the paired ratio to sentence-transformers float32.
@@ -20,6 +21,8 @@ about 1e-2. keras_bert int8 is not run on PyTorch, where Keras' int8
 matmul has no fast CPU path (docs/performance.md). `--torch-compile` adds
 keras_bert on PyTorch with `jit_compile=True` ("torch-compile": Keras runs
 the predict step through `torch.compile`), float32 and bfloat16.
+`--one-per-row` adds keras_bert with `share_rows=False` (one text a row,
+length buckets: the path before shared rows).
 """
 
 import argparse
@@ -57,7 +60,9 @@ def prepare_keras(case):
         allow_torch_recompiles()
         model.jit_compile = True
     texts = read_texts(case["texts"], case["count"])
-    return lambda: model.encode(texts, batch_size=32, verbose=0)
+    share_rows = case.get("variant") != "one-per-row"
+    return lambda: model.encode(texts, batch_size=32, verbose=0,
+                                share_rows=share_rows)
 
 
 def prepare_sentence_transformers(case):
@@ -84,6 +89,12 @@ def groups(args):
             members += [(f"keras_bert/{backend} {dtype}", f"keras-{backend}",
                          case) for backend in args.backends.split(",")
                         if not (dtype == "int8" and backend == "torch")]
+            if args.one_per_row:
+                members += [
+                    (f"keras_bert/{backend} {dtype} one text a row",
+                     f"keras-{backend}", {**case, "variant": "one-per-row"})
+                    for backend in args.backends.split(",")
+                    if not (dtype == "int8" and backend == "torch")]
             if (args.torch_compile and dtype != "int8"
                     and "torch" in args.backends.split(",")):
                 members.append((f"keras_bert/torch-compile {dtype}",
@@ -121,6 +132,9 @@ def main():
     parser.add_argument("--dtypes", default="float32,bfloat16,int8")
     parser.add_argument("--torch-compile", action="store_true",
                         help="also keras_bert on torch with jit_compile=True")
+    parser.add_argument("--one-per-row", action="store_true",
+                        help="also keras_bert with share_rows=False (length "
+                             "buckets, one text a row)")
     parser.add_argument("--output")
     args = parser.parse_args()
     if args.worker:

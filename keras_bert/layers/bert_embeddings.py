@@ -10,7 +10,8 @@ class BertEmbeddings(keras.layers.Layer):
 
     `e_i = LayerNorm(E_token[x_i] + E_segment[s_i] + E_position[i])`, then
     dropout. Position ids run from 0 for every sequence (no offsets for
-    padding), as in the original BERT.
+    padding), as in the original BERT, unless `position_ids` are passed:
+    several texts packed into one row each start again at 0.
 
     Args:
         vocabulary_size: int. Number of WordPiece ids.
@@ -77,7 +78,8 @@ class BertEmbeddings(keras.layers.Layer):
             dropout, dtype=self.dtype_policy, name="dropout"
         )
 
-    def build(self, token_ids_shape, segment_ids_shape=None):
+    def build(self, token_ids_shape, segment_ids_shape=None,
+              position_ids_shape=None):
         self.token_embedding.build(token_ids_shape)
         self.segment_embedding.build(token_ids_shape)
         self.position_embeddings = self.add_weight(
@@ -90,12 +92,15 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm.build(tuple(token_ids_shape) + (self.hidden_dim,))
         self.built = True
 
-    def call(self, token_ids, segment_ids=None, training=None):
+    def call(self, token_ids, segment_ids=None, position_ids=None,
+             training=None):
         length = token_ids.shape[1]
         # A static check gives a readable error on every backend; without it
         # an over-long input is an opaque gather/index error (or, on some
-        # devices, silently clamped positions).
-        if length is not None and length > self.max_sequence_length:
+        # devices, silently clamped positions). With `position_ids` a row
+        # may be longer than the positions: its texts each start again.
+        if (position_ids is None and length is not None
+                and length > self.max_sequence_length):
             raise ValueError(
                 f"Input sequence length {length} exceeds "
                 f"max_sequence_length={self.max_sequence_length}. Truncate "
@@ -104,15 +109,19 @@ class BertEmbeddings(keras.layers.Layer):
             )
         if segment_ids is None:
             segment_ids = ops.zeros_like(token_ids)
-        positions = self.position_embeddings[: ops.shape(token_ids)[1]]
+        if position_ids is None:
+            positions = self.position_embeddings[None, : ops.shape(token_ids)[1]]
+        else:
+            positions = ops.take(self.position_embeddings, position_ids, axis=0)
         x = self.token_embedding(token_ids) + self.segment_embedding(
             segment_ids
         )
-        x = x + ops.cast(positions[None], x.dtype)
+        x = x + ops.cast(positions, x.dtype)
         x = self.layer_norm(x)
         return dropout(self.dropout_layer, x, training)
 
-    def compute_output_shape(self, token_ids_shape, segment_ids_shape=None):
+    def compute_output_shape(self, token_ids_shape, segment_ids_shape=None,
+                             position_ids_shape=None):
         return tuple(token_ids_shape) + (self.hidden_dim,)
 
     def get_config(self):

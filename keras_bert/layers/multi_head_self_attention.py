@@ -23,7 +23,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
     Padded keys (`padding_mask == 0`) get a large finite negative logit, so
     they receive exactly zero weight and a query whose keys are all padding
-    still gets finite output.
+    still gets finite output. An `attention_mask` `(batch, queries, keys)`
+    (True: may attend) restricts each query further, e.g. to its own text
+    when several texts are packed into one row.
 
     Args:
         num_heads: int. Number of attention heads.
@@ -78,7 +80,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             dropout, dtype=self.dtype_policy, name="attention_dropout"
         )
 
-    def build(self, inputs_shape, padding_mask_shape=None):
+    def build(self, inputs_shape, padding_mask_shape=None,
+              attention_mask_shape=None):
         self.query_key_value.build(inputs_shape)
         self.output_dense.build(tuple(inputs_shape[:-1]) + (self.hidden_dim,))
         self.built = True
@@ -87,6 +90,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self,
         inputs,
         padding_mask=None,
+        attention_mask=None,
         training=None,
         return_attention_scores=False,
     ):
@@ -99,16 +103,13 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             training and self.dropout > 0
         )
         scores = None
+        mask = _combined_mask(padding_mask, attention_mask)
         if explicit or self._explicit_is_faster():
             output, scores = self._explicit_attention(
-                qkv, padding_mask, training, need_probs=explicit
+                qkv, mask, training, need_probs=explicit
             )
         else:
             query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
-            mask = None
-            if padding_mask is not None:
-                # (batch, 1, 1, keys): one key mask for every head and query.
-                mask = ops.cast(padding_mask, "bool")[:, None, None, :]
             output = ops.dot_product_attention(
                 query, key, value, mask=mask,
                 scale=1.0 / math.sqrt(self.head_dim),
@@ -157,7 +158,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         return (keras.config.backend() in ("jax", "tensorflow")
                 and self.compute_dtype == "float32")
 
-    def _explicit_attention(self, qkv, padding_mask, training, need_probs):
+    def _explicit_attention(self, qkv, mask, training, need_probs):
         # (3, batch, heads, length, head_dim): each head's rows contiguous,
         # so both products are plain batched matmuls.
         qkv = ops.transpose(qkv, (2, 0, 3, 1, 4))
@@ -167,12 +168,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             ops.cast(query, "float32") * scale,
             ops.transpose(ops.cast(key, "float32"), (0, 1, 3, 2)),
         )
-        if padding_mask is not None:
+        if mask is not None:
             # Finite, so an all-padding row softmaxes to uniform, not NaN.
             # A select, not an added bias: XLA shares one bias across all
             # layers and materializes it at full (batch, heads, length,
             # length) size, which made length 512 7% slower.
-            mask = ops.cast(padding_mask, "bool")[:, None, None, :]
             logits = ops.where(mask, logits, -1e9)
         if need_probs:
             probs = ops.softmax(logits, axis=-1)
@@ -204,3 +204,15 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             }
         )
         return config
+
+
+def _combined_mask(padding_mask, attention_mask):
+    """A bool mask that broadcasts to (batch, heads, queries, keys), or None."""
+    mask = None
+    if padding_mask is not None:
+        # (batch, 1, 1, keys): one key mask for every head and query.
+        mask = ops.cast(padding_mask, "bool")[:, None, None, :]
+    if attention_mask is not None:
+        allowed = ops.cast(attention_mask, "bool")[:, None, :, :]
+        mask = allowed if mask is None else ops.logical_and(mask, allowed)
+    return mask

@@ -18,6 +18,11 @@ class SentencePooling(keras.layers.Layer):
     no real token (an all-zero `padding_mask`) pools to the zero vector,
     and stays zero when normalized.
 
+    Packed rows (several texts in one row, see `BertTextEmbedder.encode`):
+    with `texts_per_row=K`, `padding_mask` holds each token's text number,
+    1 to K (0 padding), and each text is pooled on its own: the output is
+    `(batch, K, dim)`, a text number no token has giving the zero vector.
+
     Args:
         mode: str. "mean", "cls" or "max".
         normalize: bool. L2-normalize the pooled vector.
@@ -40,8 +45,11 @@ class SentencePooling(keras.layers.Layer):
         self.mode = mode
         self.normalize = normalize
 
-    def call(self, sequence_output, padding_mask):
+    def call(self, sequence_output, padding_mask, texts_per_row=None):
         tokens = ops.cast(sequence_output, "float32")
+        if texts_per_row is not None:
+            pooled = self._pool_packed(tokens, padding_mask, texts_per_row)
+            return ops.cast(self._normalized(pooled), self.compute_dtype)
         mask = ops.cast(padding_mask, "float32")[:, :, None]
         if self.mode == "cls":
             pooled = tokens[:, 0, :]
@@ -53,14 +61,43 @@ class SentencePooling(keras.layers.Layer):
             pooled = ops.max(ops.where(mask > 0, tokens, -float("inf")),
                              axis=1)
             pooled = ops.where(ops.max(mask, axis=1) > 0, pooled, 0.0)
-        if self.normalize:
-            norm = ops.sqrt(ops.sum(ops.square(pooled), axis=-1,
-                                    keepdims=True))
-            pooled = pooled / ops.maximum(norm, 1e-12)
-        return ops.cast(pooled, self.compute_dtype)
+        return ops.cast(self._normalized(pooled), self.compute_dtype)
+
+    def _normalized(self, pooled):
+        if not self.normalize:
+            return pooled
+        norm = ops.sqrt(ops.sum(ops.square(pooled), axis=-1, keepdims=True))
+        return pooled / ops.maximum(norm, 1e-12)
+
+    def _pool_packed(self, tokens, text_numbers, texts_per_row):
+        # (batch, length, K): which text each token belongs to.
+        members = ops.cast(
+            ops.expand_dims(text_numbers, -1)
+            == ops.arange(1, texts_per_row + 1, dtype=text_numbers.dtype),
+            "float32")
+        if self.mode == "max":
+            columns = [
+                ops.max(ops.where(members[:, :, k, None] > 0, tokens,
+                                  -float("inf")), axis=1)
+                for k in range(texts_per_row)]
+            pooled = ops.stack(columns, axis=1)
+            return ops.where(ops.max(members, axis=1)[:, :, None] > 0,
+                             pooled, 0.0)
+        if self.mode == "cls":
+            # A text's first token is where its running count reaches 1.
+            members = members * ops.cast(
+                ops.cumsum(members, axis=1) == 1.0, "float32")
+        pooled = ops.einsum("blk,bld->bkd", members, tokens)
+        if self.mode == "mean":
+            pooled = pooled / ops.maximum(
+                ops.sum(members, axis=1)[:, :, None], 1e-9)
+        return pooled
 
     def compute_output_shape(self, sequence_output_shape,
-                             padding_mask_shape=None):
+                             padding_mask_shape=None, texts_per_row=None):
+        if texts_per_row is not None:
+            return (sequence_output_shape[0], texts_per_row,
+                    sequence_output_shape[-1])
         return (sequence_output_shape[0], sequence_output_shape[-1])
 
     def get_config(self):

@@ -98,7 +98,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
             dropout, dtype=policy, name="dropout"
         )
 
-    def build(self, inputs_shape, padding_mask_shape=None):
+    def build(self, inputs_shape, padding_mask_shape=None,
+              attention_mask_shape=None):
         inputs_shape = tuple(inputs_shape)
         self.attention.build(inputs_shape)
         self.attention_layer_norm.build(inputs_shape)
@@ -111,6 +112,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self,
         inputs,
         padding_mask=None,
+        attention_mask=None,
         training=None,
         return_attention_scores=False,
     ):
@@ -120,6 +122,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         attended = self.attention(
             x,
             padding_mask=padding_mask,
+            attention_mask=attention_mask,
             training=training,
             return_attention_scores=return_attention_scores,
         )

@@ -11,8 +11,12 @@ from keras_bert.layers.sentence_pooling import SentencePooling
 from keras_bert.losses.multiple_negatives_ranking_loss import (
     MultipleNegativesRankingLoss,
 )
+from keras_bert.models.bucketed_inference import default_bucket_lengths
 from keras_bert.models.bucketed_inference import predict_bucketed
 from keras_bert.models.finetuning_task import FinetuningMixin
+from keras_bert.models.shared_rows import MAX_TEXTS_PER_ROW
+from keras_bert.models.shared_rows import predict_shared_rows
+from keras_bert.models.shared_rows import shared_row_output
 
 # Texts packed at a time by `encode`: bounds the memory of the packed ids
 # (rows are sorted by length within a chunk only).
@@ -34,10 +38,13 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
     Inputs: the backbone's dict (one text a row) -> `(batch, dim)` float32;
     or a tuple of such dicts (anchor, positive, negatives...) ->
     `(batch, columns, dim)`, which is what contrastive training feeds to
-    `MultipleNegativesRankingLoss` (the default loss of `compile()`).
+    `MultipleNegativesRankingLoss` (the default loss of `compile()`); or
+    rows of several texts (`token_ids`, `segment_ids`, `position_ids`,
+    `text_numbers`, see `keras_bert.models.shared_rows`) ->
+    `(rows, MAX_TEXTS_PER_ROW, dim)`, what `encode` runs.
 
     With a `BertTextEmbedderPreprocessor`, `encode(texts)` is the fast path
-    (length buckets, progress bar), `predict(texts)` works on strings and
+    (several texts a row without padding, progress bar), `predict(texts)` works on strings and
     `fit((queries, passages))` (lists or a `tf.data` dataset of string
     pairs) trains with in-batch negatives.
 
@@ -97,6 +104,10 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
         self.compile()
 
     def call(self, inputs, training=False):
+        if isinstance(inputs, dict) and "text_numbers" in inputs:
+            return self.sentence_pooling(
+                shared_row_output(self.backbone, inputs, training),
+                inputs["text_numbers"], texts_per_row=MAX_TEXTS_PER_ROW)
         if isinstance(inputs, dict):
             return self._embed(inputs, training)
         return ops.stack([self._embed(column, training) for column in inputs],
@@ -108,22 +119,28 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
                                      inputs["padding_mask"])
 
     def encode(self, texts, batch_size=32, verbose="auto",
-               bucket_lengths=None):
-        """Vectors of many texts, fast: sorted by length, bucketed batches.
+               bucket_lengths=None, share_rows=True):
+        """Vectors of many texts, fast: no padding, few compiled shapes.
 
-        Texts are tokenized together, sorted by length and run in batches
-        cut to the shortest bucket that holds them (see
-        `BertBackbone.predict_bucketed`), so short texts do not pay for
-        long ones and compiled backends see few shapes.
+        Texts are tokenized together. With `share_rows` (the default)
+        they are laid end to end in rows of one length (at least 128, or
+        the bucket of the longest text), each text with its own positions
+        and attending only to itself (`keras_bert.models.shared_rows`), so
+        a call does the work of real tokens, not padding; a text's vector
+        is the one it gets alone. Without, texts are sorted by length and
+        run in batches cut to the shortest bucket that holds them (see
+        `BertBackbone.predict_bucketed`).
 
         Args:
             texts: str or list of str.
-            batch_size: int. Texts per model call.
+            batch_size: int. Texts per model call (about, when sharing
+                rows).
             verbose: "auto", 0 or 1. Progress bar ("auto": when there is
                 more than one batch).
-            bucket_lengths: list of int or None. Allowed padded lengths
-                (default: multiples of 8 to 64, of 16 to 128, then of
-                32).
+            bucket_lengths: list of int or None. Allowed padded (or row)
+                lengths (default: multiples of 8 to 64, of 16 to 128, then
+                of 32).
+            share_rows: bool. Several texts per row (True) or one.
 
         Returns:
             float32 NumPy array `(len(texts), dim)`, in input order; `(dim,)`
@@ -152,9 +169,16 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
             packed, chunk_truncated = self.preprocessor.pack_texts(
                 texts[start:start + ENCODE_CHUNK])
             truncated += chunk_truncated
-            vectors.append(predict_bucketed(
-                self, packed, batch_size=batch_size,
-                bucket_lengths=bucket_lengths, progress=progress))
+            if share_rows:
+                vectors.append(predict_shared_rows(
+                    self, packed, batch_size=batch_size,
+                    buckets=bucket_lengths or default_bucket_lengths(
+                        self.backbone.max_sequence_length),
+                    progress=progress))
+            else:
+                vectors.append(predict_bucketed(
+                    self, packed, batch_size=batch_size,
+                    bucket_lengths=bucket_lengths, progress=progress))
         if truncated:
             warnings.warn(
                 f"{truncated} of {len(texts)} texts were longer than "

@@ -49,6 +49,20 @@ class BertEmbeddingsTest(TestCase):
         out = to_numpy(layer(batch, np.concatenate([segments, segments])))
         self.assertAllClose(out[0], out[1])
 
+    def test_position_ids_pick_the_rows_of_the_position_table(self):
+        layer = BertEmbeddings(**KWARGS)
+        tokens, segments = _ids(batch=1, length=6)
+        default = to_numpy(layer(tokens, segments))
+        # Two texts of 3 tokens in one row, each from position 0.
+        restarted = to_numpy(layer(tokens, segments, position_ids=np.array(
+            [[0, 1, 2, 0, 1, 2]])))
+        self.assertAllClose(restarted[:, :3], default[:, :3], atol=1e-6)
+        self.assertAllClose(
+            restarted[:, 3:],
+            to_numpy(layer(tokens[:, 3:], segments[:, 3:])), atol=1e-6)
+        self.assertGreater(np.abs(restarted[:, 3:] - default[:, 3:]).max(),
+                           1e-3)
+
     def test_too_long_input_names_both_lengths(self):
         layer = BertEmbeddings(**KWARGS)
         tokens = np.zeros((1, 13), "int32")

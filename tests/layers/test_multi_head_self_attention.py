@@ -41,6 +41,29 @@ class MultiHeadSelfAttentionTest(TestCase):
         self.assertAllClose(probs.sum(-1), np.ones(probs.shape[:-1]),
                             atol=1e-5)
 
+    def test_attention_mask_keeps_two_texts_in_one_row_apart(self):
+        layer = MultiHeadSelfAttention(**KWARGS)
+        x = _inputs()[0][:1]
+        # Tokens 0-1 are one text, 2-4 another.
+        text = np.array([0, 0, 1, 1, 1])
+        block = (text[:, None] == text[None, :])[None]
+        for explicit in (False, True):
+            shared = layer(x, attention_mask=block,
+                           return_attention_scores=explicit)
+            shared = to_numpy(shared[0] if explicit else shared)
+            self.assertAllClose(shared[:, :2], to_numpy(layer(x[:, :2])),
+                                atol=1e-5)
+            self.assertAllClose(shared[:, 2:], to_numpy(layer(x[:, 2:])),
+                                atol=1e-5)
+        # Combined with a padding mask: the last key is also dropped.
+        mask = np.array([[1, 1, 1, 1, 0]])
+        _, probs = layer(x, padding_mask=mask, attention_mask=block,
+                         return_attention_scores=True)
+        probs = to_numpy(probs)
+        self.assertEqual(probs[0, :, :2, 2:].max(), 0.0)
+        self.assertEqual(probs[0, :, 2:, :2].max(), 0.0)
+        self.assertEqual(probs[0, :, :, 4].max(), 0.0)
+
     def test_all_padding_row_is_finite_in_every_dtype(self):
         x, mask = _inputs()
         mask[0] = 0

@@ -44,6 +44,25 @@ class SentencePoolingTest(TestCase):
             self.assertTrue(np.all(vectors[2] == 0))
             self.assertAllFinite(vectors)
 
+    def test_texts_sharing_a_row_pool_apart(self):
+        # Row 0 holds texts 1 (positions 0-1) and 2 (2-4); row 1 one text
+        # (0-2) and padding; the third slot of each row is empty.
+        numbers = np.array([[1, 1, 2, 2, 2], [1, 1, 1, 0, 0]], "int32")
+        tokens = TOKENS[:2]
+        for mode in ("mean", "cls", "max"):
+            layer = SentencePooling(mode)
+            shared = to_numpy(layer(tokens, numbers, texts_per_row=3))
+            self.assertEqual(shared.shape, (2, 3, 4))
+            alone = [(tokens[0:1, 0:2], shared[0, 0]),
+                     (tokens[0:1, 2:5], shared[0, 1]),
+                     (tokens[1:2, 0:3], shared[1, 0])]
+            for text, vector in alone:
+                expected = to_numpy(layer(text, np.ones(text.shape[:2],
+                                                        "int32")))[0]
+                self.assertAllClose(vector, expected, atol=1e-6)
+            self.assertTrue(np.all(shared[:, 2] == 0))
+            self.assertTrue(np.all(shared[1, 1] == 0))
+
     def test_rejects_unknown_mode(self):
         with self.assertRaisesRegex(ValueError, "mean_sqrt_len"):
             SentencePooling("mean_sqrt_len")

@@ -214,5 +214,6 @@ class MiniLMParityTest(TestCase):
         self.assertEqual((model.pooling, model.normalize,
                           model.preprocessor.sequence_length),
                          ("mean", True, 256))
-        actual = model.encode(texts, batch_size=16)
-        self.assertLessEqual(float(np.abs(actual - expected).max()), 1e-5)
+        for share_rows in (True, False):
+            actual = model.encode(texts, batch_size=16, share_rows=share_rows)
+            self.assertLessEqual(float(np.abs(actual - expected).max()), 1e-5)
