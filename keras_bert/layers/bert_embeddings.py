@@ -11,7 +11,7 @@ class BertEmbeddings(keras.layers.Layer):
     `e_i = LayerNorm(E_token[x_i] + E_segment[s_i] + E_position[i])`, then
     dropout. Position ids run from 0 for every sequence (no offsets for
     padding), as in the original BERT, unless `position_ids` are passed:
-    several texts packed into one row each start again at 0.
+    several texts sharing one row each start again at 0.
 
     Args:
         vocabulary_size: int. Number of WordPiece ids.

@@ -25,7 +25,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     they receive exactly zero weight and a query whose keys are all padding
     still gets finite output. An `attention_mask` `(batch, queries, keys)`
     (True: may attend) restricts each query further, e.g. to its own text
-    when several texts are packed into one row.
+    when several texts share one row.
 
     Args:
         num_heads: int. Number of attention heads.

@@ -18,7 +18,7 @@ class SentencePooling(keras.layers.Layer):
     no real token (an all-zero `padding_mask`) pools to the zero vector,
     and stays zero when normalized.
 
-    Packed rows (several texts in one row, see `BertTextEmbedder.encode`):
+    Shared rows (several texts in one row, see `BertTextEmbedder.encode`):
     with `texts_per_row=K`, `padding_mask` holds each token's text number,
     1 to K (0 padding), and each text is pooled on its own: the output is
     `(batch, K, dim)`, a text number no token has giving the zero vector.
@@ -48,7 +48,7 @@ class SentencePooling(keras.layers.Layer):
     def call(self, sequence_output, padding_mask, texts_per_row=None):
         tokens = ops.cast(sequence_output, "float32")
         if texts_per_row is not None:
-            pooled = self._pool_packed(tokens, padding_mask, texts_per_row)
+            pooled = self._pool_shared(tokens, padding_mask, texts_per_row)
             return ops.cast(self._normalized(pooled), self.compute_dtype)
         mask = ops.cast(padding_mask, "float32")[:, :, None]
         if self.mode == "cls":
@@ -69,7 +69,7 @@ class SentencePooling(keras.layers.Layer):
         norm = ops.sqrt(ops.sum(ops.square(pooled), axis=-1, keepdims=True))
         return pooled / ops.maximum(norm, 1e-12)
 
-    def _pool_packed(self, tokens, text_numbers, texts_per_row):
+    def _pool_shared(self, tokens, text_numbers, texts_per_row):
         # (batch, length, K): which text each token belongs to.
         members = ops.cast(
             ops.expand_dims(text_numbers, -1)

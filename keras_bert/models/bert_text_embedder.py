@@ -11,7 +11,6 @@ from keras_bert.layers.sentence_pooling import SentencePooling
 from keras_bert.losses.multiple_negatives_ranking_loss import (
     MultipleNegativesRankingLoss,
 )
-from keras_bert.models.bucketed_inference import default_bucket_lengths
 from keras_bert.models.bucketed_inference import predict_bucketed
 from keras_bert.models.finetuning_task import FinetuningMixin
 from keras_bert.models.shared_rows import MAX_TEXTS_PER_ROW
@@ -44,9 +43,9 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
     `(rows, MAX_TEXTS_PER_ROW, dim)`, what `encode` runs.
 
     With a `BertTextEmbedderPreprocessor`, `encode(texts)` is the fast path
-    (several texts a row without padding, progress bar), `predict(texts)` works on strings and
-    `fit((queries, passages))` (lists or a `tf.data` dataset of string
-    pairs) trains with in-batch negatives.
+    (several texts a row without padding, progress bar), `predict(texts)`
+    works on strings and `fit((queries, passages))` (lists or a `tf.data`
+    dataset of string pairs) trains with in-batch negatives.
 
     An empty string is packed as `[CLS] [SEP]` and embeds to the pooled,
     normalized vector of those two tokens (what sentence-transformers gives
@@ -123,11 +122,11 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
         """Vectors of many texts, fast: no padding, few compiled shapes.
 
         Texts are tokenized together. With `share_rows` (the default)
-        they are laid end to end in rows of one length (at least 128, or
-        the bucket of the longest text), each text with its own positions
-        and attending only to itself (`keras_bert.models.shared_rows`), so
-        a call does the work of real tokens, not padding; a text's vector
-        is the one it gets alone. Without, texts are sorted by length and
+        they are laid end to end in rows of one length (the bucket of the
+        longest text, at least `shared_rows.MIN_ROW_LENGTH` = 64 tokens),
+        each text with its own positions and attending only to itself
+        (`keras_bert.models.shared_rows`), so a call does the work of real
+        tokens, not padding; a text's vector is the one it gets alone. Without, texts are sorted by length and
         run in batches cut to the shortest bucket that holds them (see
         `BertBackbone.predict_bucketed`).
 
@@ -169,16 +168,10 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
             packed, chunk_truncated = self.preprocessor.pack_texts(
                 texts[start:start + ENCODE_CHUNK])
             truncated += chunk_truncated
-            if share_rows:
-                vectors.append(predict_shared_rows(
-                    self, packed, batch_size=batch_size,
-                    buckets=bucket_lengths or default_bucket_lengths(
-                        self.backbone.max_sequence_length),
-                    progress=progress))
-            else:
-                vectors.append(predict_bucketed(
-                    self, packed, batch_size=batch_size,
-                    bucket_lengths=bucket_lengths, progress=progress))
+            predict = predict_shared_rows if share_rows else predict_bucketed
+            vectors.append(predict(
+                self, packed, batch_size=batch_size,
+                bucket_lengths=bucket_lengths, progress=progress))
         if truncated:
             warnings.warn(
                 f"{truncated} of {len(texts)} texts were longer than "

@@ -12,6 +12,8 @@ is masked out (exactly zero weight), positions restart per text.
 import numpy as np
 from keras import ops
 
+from keras_bert.models.bucketed_inference import default_bucket_lengths
+
 # Texts one row may hold: the pooling output has this many slots a row.
 MAX_TEXTS_PER_ROW = 16
 # Rows are at least this long, so that short texts fill them with little
@@ -78,15 +80,17 @@ def shared_row_output(backbone, inputs, training=False):
     return x
 
 
-def predict_shared_rows(model, x, batch_size=32, buckets=(),
+def predict_shared_rows(model, x, batch_size=32, bucket_lengths=None,
                         progress=None):
     """`model`'s per-text outputs `(num_texts, dim)`, in input order.
 
     `x` is a packed batch (`token_ids`, `padding_mask`, one text a row,
     real tokens first); `model` maps `row_inputs` dicts to
     `(rows, MAX_TEXTS_PER_ROW, dim)`. The row length is the shortest of
-    `buckets` holding the longest text and at least `MIN_ROW_LENGTH`
-    (that length itself when none does): positions restart with each
+    `bucket_lengths` (None: `default_bucket_lengths` of the backbone's
+    positions, as in `predict_bucketed`) holding the longest text and at
+    least `MIN_ROW_LENGTH` (that length itself when none does): positions
+    restart with each
     text, so a row may be longer than the model's positions. A call takes
     the power-of-two number of rows that holds at least `batch_size`
     texts on average (fewer, larger calls: on SST-2 sentences 1.1x faster
@@ -96,8 +100,11 @@ def predict_shared_rows(model, x, batch_size=32, buckets=(),
     token_ids = np.asarray(ops.convert_to_numpy(x["token_ids"]))
     lengths = np.sum(np.asarray(ops.convert_to_numpy(x["padding_mask"]))
                      != 0, axis=1)
+    if bucket_lengths is None:
+        bucket_lengths = default_bucket_lengths(
+            getattr(model, "backbone", model).max_sequence_length)
     shortest = max(MIN_ROW_LENGTH, int(lengths.max()))
-    row_length = min([b for b in buckets if b >= shortest],
+    row_length = min([b for b in bucket_lengths if b >= shortest],
                      default=shortest)
     rows = plan_rows(lengths, row_length)
     texts_per_row = len(lengths) / len(rows)
