@@ -11,6 +11,7 @@ from keras_bert.configs import get_backbone_config
 from keras_bert.layers.bert_embeddings import BertEmbeddings
 from keras_bert.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_bert.models.bucketed_inference import predict_bucketed
+from keras_bert.models.encoder_stack import run_encoder
 from keras_bert.models.xla_default import xla_by_default
 from keras_bert.quantization import dtype_for_config
 from keras_bert.quantization import is_gemm_layer
@@ -138,20 +139,11 @@ class BertBackbone(keras.Model):
             name: keras.Input(shape=(None,), dtype="int32", name=name)
             for name in ("token_ids", "segment_ids", "padding_mask")
         }
-        x = embeddings(inputs["token_ids"], inputs["segment_ids"])
-        hidden_states, attentions = [x], []
-        for block in blocks:
-            x = block(
-                x,
-                padding_mask=inputs["padding_mask"],
-                return_attention_scores=output_attentions,
-            )
-            if output_attentions:
-                x, scores = x
-                attentions.append(scores)
-            hidden_states.append(x)
-        if final_layer_norm is not None:
-            x = final_layer_norm(x)
+        x, hidden_states, attentions = run_encoder(
+            (embeddings, blocks, final_layer_norm),
+            inputs["token_ids"], inputs["segment_ids"],
+            padding_mask=inputs["padding_mask"],
+            return_attention_scores=output_attentions)
         outputs = {
             "sequence_output": x,
             "pooled_output": pooler(x[:, 0, :]),

@@ -13,6 +13,7 @@ import numpy as np
 from keras import ops
 
 from keras_bert.models.bucketed_inference import default_bucket_lengths
+from keras_bert.models.encoder_stack import run_encoder
 
 # Texts one row may hold: the pooling output has this many slots a row.
 MAX_TEXTS_PER_ROW = 16
@@ -70,14 +71,12 @@ def shared_row_output(backbone, inputs, training=False):
     attention_mask = ops.logical_and(
         ops.expand_dims(numbers, 2) == ops.expand_dims(numbers, 1),
         ops.expand_dims(numbers, 1) > 0)
-    x = backbone.embeddings(inputs["token_ids"], inputs["segment_ids"],
-                            position_ids=inputs["position_ids"],
-                            training=training)
-    for block in backbone.transformer_layers:
-        x = block(x, attention_mask=attention_mask, training=training)
-    if backbone.final_layer_norm is not None:
-        x = backbone.final_layer_norm(x)
-    return x
+    return run_encoder(
+        (backbone.embeddings, backbone.transformer_layers,
+         backbone.final_layer_norm),
+        inputs["token_ids"], inputs["segment_ids"],
+        position_ids=inputs["position_ids"], attention_mask=attention_mask,
+        training=training)[0]
 
 
 def predict_shared_rows(model, x, batch_size=32, bucket_lengths=None,
