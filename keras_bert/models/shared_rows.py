@@ -27,21 +27,28 @@ MIN_ROW_LENGTH = 64
 def plan_rows(lengths, row_length, max_texts=MAX_TEXTS_PER_ROW):
     """Which texts go in which row: a list of lists of text indices.
 
-    Longest first; each row takes the longest text left, then the
-    shortest ones while they fit (two pointers over the sorted lengths,
-    linear time). Every length must be at most `row_length`.
+    Best fit, longest first: each text goes to the open row it fills
+    most tightly, or starts a new row; a row closes at `max_texts`. Rows
+    are kept by the room they have left (at most `row_length + 1` lists),
+    so a text costs at most `row_length` steps. On 512 SST-2 sentences
+    this fills 111 rows of 64 where taking the longest text left and then
+    the shortest ones filled 120 (110 at best). Every length must be at
+    most `row_length`.
     """
-    order = np.argsort(-np.asarray(lengths), kind="stable")
-    rows, low, high = [], 0, len(order) - 1
-    while low <= high:
-        row, room = [order[low]], row_length - lengths[order[low]]
-        low += 1
-        while (low <= high and len(row) < max_texts
-               and lengths[order[high]] <= room):
-            row.append(order[high])
-            room -= lengths[order[high]]
-            high -= 1
-        rows.append(row)
+    rows = []
+    open_rows = [[] for _ in range(row_length + 1)]
+    for text in np.argsort(-np.asarray(lengths), kind="stable"):
+        need = int(lengths[text])
+        room = next((room for room in range(need, row_length + 1)
+                     if open_rows[room]), None)
+        if room is None:
+            row, room = len(rows), row_length
+            rows.append([])
+        else:
+            row = open_rows[room].pop()
+        rows[row].append(text)
+        if len(rows[row]) < max_texts:
+            open_rows[room - need].append(row)
     return rows
 
 

@@ -18,8 +18,17 @@ class PlanRowsTest(TestCase):
         self.assertEqual(placed, list(range(500)))
         self.assertLessEqual(max(sum(lengths[row]) for row in rows), 64)
         self.assertLessEqual(max(len(row) for row in rows), 16)
-        # Rows are nearly full: the two-pointer plan wastes little.
         self.assertGreater(lengths.sum() / (64 * len(rows)), 0.9)
+
+    def test_rows_of_sentence_like_lengths_are_nearly_full(self):
+        # Many short texts, few long (as sentences are): best fit fills
+        # within a row of the bound; longest-then-shortest left ~8% empty.
+        for seed in range(3):
+            rng = np.random.default_rng(seed)
+            lengths = np.minimum(2 + rng.geometric(1 / 12, 500), 60)
+            rows = shared_rows.plan_rows(lengths, 64)
+            self.assertLessEqual(len(rows),
+                                 int(np.ceil(lengths.sum() / 64)) + 1)
 
     def test_row_inputs_restart_positions_and_number_the_texts(self):
         token_ids = np.array([[2, 7, 3, 0], [2, 3, 0, 0], [2, 8, 9, 3]])
