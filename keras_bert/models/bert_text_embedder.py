@@ -126,8 +126,9 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
         longest text, at least `shared_rows.MIN_ROW_LENGTH` = 64 tokens),
         each text with its own positions and attending only to itself
         (`keras_bert.models.shared_rows`), so a call does the work of real
-        tokens, not padding; a text's vector is the one it gets alone. Without, texts are sorted by length and
-        run in batches cut to the shortest bucket that holds them (see
+        tokens, not padding; a text's vector is the one it gets alone.
+        Without, texts are sorted by length and run in batches cut to the
+        shortest bucket that holds them (see
         `BertBackbone.predict_bucketed`).
 
         Args:
