@@ -21,9 +21,7 @@ def predict_bucketed(model, x, batch_size=32, bucket_lengths=None,
     # Last real position + 1, so a mask with holes is never cut short.
     lengths = np.where(mask.any(axis=1),
                        length - np.argmax(mask[:, ::-1], axis=1), 1)
-    if bucket_lengths is None:
-        bucket_lengths = default_bucket_lengths(
-            getattr(model, "backbone", model).max_sequence_length)
+    bucket_lengths = resolve_bucket_lengths(model, bucket_lengths)
     buckets = sorted({b for b in bucket_lengths if b < length} | {length})
     order = np.argsort(lengths, kind="stable")
     results = None
@@ -57,6 +55,15 @@ def predict_bucketed(model, x, batch_size=32, bucket_lengths=None,
             value[~mask] = 0
     return results
 
+
+
+def resolve_bucket_lengths(model, bucket_lengths):
+    """`bucket_lengths`, or when None `default_bucket_lengths` of the
+    positions of `model` (a `BertBackbone` or a task on one)."""
+    if bucket_lengths is not None:
+        return bucket_lengths
+    return default_bucket_lengths(
+        getattr(model, "backbone", model).max_sequence_length)
 
 
 def default_bucket_lengths(max_length):

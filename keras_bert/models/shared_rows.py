@@ -12,7 +12,7 @@ is masked out (exactly zero weight), positions restart per text.
 import numpy as np
 from keras import ops
 
-from keras_bert.models.bucketed_inference import default_bucket_lengths
+from keras_bert.models.bucketed_inference import resolve_bucket_lengths
 from keras_bert.models.encoder_stack import run_encoder
 
 # Texts one row may hold: the pooling output has this many slots a row.
@@ -96,8 +96,8 @@ def predict_shared_rows(model, x, batch_size=32, bucket_lengths=None,
     `bucket_lengths` (None: `default_bucket_lengths` of the backbone's
     positions, as in `predict_bucketed`) holding the longest text and at
     least `MIN_ROW_LENGTH` (that length itself when none does): positions
-    restart with each
-    text, so a row may be longer than the model's positions. A call takes
+    restart with each text, so a row may be longer than the model's
+    positions. A call takes
     the power-of-two number of rows that holds at least `batch_size`
     texts on average (fewer, larger calls: on SST-2 sentences 1.1x faster
     than rounding down); the last rows go in halving calls, so no call
@@ -106,9 +106,7 @@ def predict_shared_rows(model, x, batch_size=32, bucket_lengths=None,
     token_ids = np.asarray(ops.convert_to_numpy(x["token_ids"]))
     lengths = np.sum(np.asarray(ops.convert_to_numpy(x["padding_mask"]))
                      != 0, axis=1)
-    if bucket_lengths is None:
-        bucket_lengths = default_bucket_lengths(
-            getattr(model, "backbone", model).max_sequence_length)
+    bucket_lengths = resolve_bucket_lengths(model, bucket_lengths)
     shortest = max(MIN_ROW_LENGTH, int(lengths.max()))
     row_length = min([b for b in bucket_lengths if b >= shortest],
                      default=shortest)
