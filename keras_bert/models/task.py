@@ -197,6 +197,21 @@ class TaskMixin:
             shuffle=shuffle,
         )
 
+    def _to_repeated_dataset(self, data, batch_size, steps, shuffle):
+        """`(dataset, steps)` for `fit`: `data` (a tuple `(x, y, sw)`)
+        preprocessed, its passes repeated when the batches of one are known
+        (`steps`, else counted), so that one iterator serves every epoch
+        (see `preprocessed_batches`)."""
+        from keras_bert.preprocessing.tasks import task_dataset
+
+        batches = task_dataset.input_batches(*data, batch_size=batch_size,
+                                             shuffle=shuffle)
+        steps = steps or _steps_per_epoch(batches, None)
+        if steps is not None:
+            batches = batches.repeat()
+        return task_dataset.preprocessed_batches(self.preprocessor,
+                                                 batches), steps
+
     def _size_schedule(self, x, batch_size, epochs, initial_epoch,
                        steps_per_epoch):
         if (self._sized_compile is None or self.optimizer is None
@@ -211,13 +226,15 @@ class TaskMixin:
             initial_epoch=0, steps_per_epoch=None, **kwargs):
         if self._takes_raw_input():
             if validation_data is not None:
+                # Not repeated: `evaluate` starts a new iterator each time.
                 validation_data = self._to_dataset(
                     *keras.utils.unpack_x_y_sample_weight(validation_data)
                     if isinstance(validation_data, tuple)
                     else (validation_data,),
                     batch_size=batch_size,
                 )
-            x = self._to_dataset(x, y, sample_weight, batch_size, shuffle)
+            x, steps_per_epoch = self._to_repeated_dataset(
+                (x, y, sample_weight), batch_size, steps_per_epoch, shuffle)
             y = sample_weight = batch_size = None
         if hasattr(x, "cardinality"):
             # A tf.data pipeline orders itself (`_to_dataset` shuffled raw

@@ -32,30 +32,51 @@ def preprocessed_dataset(preprocessor, x, y=None, sample_weight=None,
         shuffle: bool. Reshuffle the examples each epoch, when `x` is not a
             dataset.
     """
+    return preprocessed_batches(preprocessor, input_batches(
+        x, y=y, sample_weight=sample_weight, batch_size=batch_size,
+        shuffle=shuffle))
+
+
+def input_batches(x, y=None, sample_weight=None, batch_size=None,
+                  shuffle=False):
+    """`preprocessed_dataset`'s raw batches, before the preprocessor: `x`
+    itself when it is a `tf.data.Dataset` (then `y` and `sample_weight`
+    must be None), else a dataset of `(x[, y[, sw]])` batches."""
     if isinstance(x, tf.data.Dataset):
         if y is not None or sample_weight is not None:
             raise ValueError(
                 "Pass labels inside the tf.data.Dataset as (x, y) elements, "
                 "not as a separate `y`/`sample_weight`."
             )
-        dataset = x
-    else:
-        if any(np.size(part) == 0 for part in keras.tree.flatten(x)) or not (
-            keras.tree.flatten(x)
-        ):
-            raise ValueError("No examples: the input `x` is empty.")
-        if y is None and sample_weight is not None:
-            raise ValueError("`sample_weight` needs labels `y`.")
-        # A tuple around `x` alone keeps a pair `(a, b)` one input.
-        data = (x,) if y is None else (x, y) if sample_weight is None else (
-            x, y, sample_weight)
-        data = convert_inputs(data)
-        dataset = tf.data.Dataset.from_tensor_slices(data)
-        if shuffle:
-            dataset = dataset.shuffle(
-                int(dataset.cardinality()), reshuffle_each_iteration=True
-            )
-        dataset = dataset.ragged_batch(batch_size or DEFAULT_BATCH_SIZE)
-    return prefetch_for_fit(dataset.map(
+        return x
+    if any(np.size(part) == 0 for part in keras.tree.flatten(x)) or not (
+        keras.tree.flatten(x)
+    ):
+        raise ValueError("No examples: the input `x` is empty.")
+    if y is None and sample_weight is not None:
+        raise ValueError("`sample_weight` needs labels `y`.")
+    # A tuple around `x` alone keeps a pair `(a, b)` one input.
+    data = (x,) if y is None else (x, y) if sample_weight is None else (
+        x, y, sample_weight)
+    data = convert_inputs(data)
+    dataset = tf.data.Dataset.from_tensor_slices(data)
+    if shuffle:
+        dataset = dataset.shuffle(
+            int(dataset.cardinality()), reshuffle_each_iteration=True
+        )
+    return dataset.ragged_batch(batch_size or DEFAULT_BATCH_SIZE)
+
+
+def preprocessed_batches(preprocessor, batches):
+    """`batches` (from `input_batches`) mapped through `preprocessor`,
+    prefetched for `fit`.
+
+    Each new iterator of the result instantiates the preprocessing
+    function again, and TensorFlow optimizes its graph (Grappler) each
+    time: 0.3-0.5 s for a pair preprocessor. `fit` repeats `batches`
+    (`batches.repeat()`, each pass reshuffled) and sets the steps of one
+    pass, so that Keras keeps one iterator for every epoch.
+    """
+    return prefetch_for_fit(batches.map(
         lambda *data: preprocessor(*data), num_parallel_calls=tf.data.AUTOTUNE
     ))
