@@ -37,6 +37,10 @@ class BertClassifier(FinetuningTask):
     (1, 3)
     """
 
+    # One output per example: `predict` on raw text pads each batch only
+    # to its length bucket (`TaskMixin.predict`).
+    predicts_bucketed = True
+
     def __init__(self, backbone, num_classes, dropout=0.1, preprocessor=None,
                  **kwargs):
         if num_classes < 1:

@@ -1,8 +1,9 @@
-"""Feeds raw task input through a preprocessor in a `tf.data` pipeline.
+"""Feeds raw task input through a preprocessor: in a `tf.data` pipeline,
+or at once into arrays when the input is small.
 
-The task models call `preprocessed_dataset` from `fit`, `evaluate` and
-`predict` when they carry a preprocessor, so that strings, string pairs
-and word lists can be passed where tensors would otherwise go.
+The task models call these from `fit`, `evaluate` and `predict` when they
+carry a preprocessor, so that strings, string pairs and word lists can be
+passed where tensors would otherwise go.
 """
 
 import keras
@@ -13,6 +14,14 @@ from keras_bert.preprocessing.prefetch_for_fit import prefetch_for_fit
 from keras_bert.preprocessing.preprocessing_layer import convert_inputs
 
 DEFAULT_BATCH_SIZE = 32
+# Up to this many examples, raw input (not a dataset) is preprocessed at
+# once, eagerly, for `predict` and `evaluate`. A new tf.data iterator
+# instantiates the preprocessing function again and TensorFlow optimizes
+# its graph each time: `predict` on one sentence took 0.6-0.8 s so
+# (MiniLM classifier, 2 cores, every backend), while eager preprocessing
+# of 4,096 SST-2 sentences takes 0.09 s. The arrays of this many examples
+# of 512 tokens are 50 MB; larger inputs stream through `tf.data`.
+MAX_EAGER_EXAMPLES = 8192
 
 
 def preprocessed_dataset(preprocessor, x, y=None, sample_weight=None,
@@ -49,16 +58,7 @@ def input_batches(x, y=None, sample_weight=None, batch_size=None,
                 "not as a separate `y`/`sample_weight`."
             )
         return x
-    if any(np.size(part) == 0 for part in keras.tree.flatten(x)) or not (
-        keras.tree.flatten(x)
-    ):
-        raise ValueError("No examples: the input `x` is empty.")
-    if y is None and sample_weight is not None:
-        raise ValueError("`sample_weight` needs labels `y`.")
-    # A tuple around `x` alone keeps a pair `(a, b)` one input.
-    data = (x,) if y is None else (x, y) if sample_weight is None else (
-        x, y, sample_weight)
-    data = convert_inputs(data)
+    data = _raw_data(x, y, sample_weight)
     dataset = tf.data.Dataset.from_tensor_slices(data)
     if shuffle:
         dataset = dataset.shuffle(
@@ -80,3 +80,29 @@ def preprocessed_batches(preprocessor, batches):
     return prefetch_for_fit(batches.map(
         lambda *data: preprocessor(*data), num_parallel_calls=tf.data.AUTOTUNE
     ))
+
+
+def preprocessed_arrays(preprocessor, x, y=None, sample_weight=None):
+    """`preprocessor(x[, y[, sw]])` computed at once, as NumPy arrays; None
+    when `x` is a `tf.data.Dataset` or holds more than
+    `MAX_EAGER_EXAMPLES` examples (use `preprocessed_dataset` then)."""
+    if isinstance(x, tf.data.Dataset):
+        return None
+    data = _raw_data(x, y, sample_weight)
+    if keras.tree.flatten(data)[0].shape[0] > MAX_EAGER_EXAMPLES:
+        return None
+    return keras.tree.map_structure(np.asarray, preprocessor(*data))
+
+
+def _raw_data(x, y, sample_weight):
+    """`(x[, y[, sw]])` checked and converted to TF tensors."""
+    if any(np.size(part) == 0 for part in keras.tree.flatten(x)) or not (
+        keras.tree.flatten(x)
+    ):
+        raise ValueError("No examples: the input `x` is empty.")
+    if y is None and sample_weight is not None:
+        raise ValueError("`sample_weight` needs labels `y`.")
+    # A tuple around `x` alone keeps a pair `(a, b)` one input.
+    data = (x,) if y is None else (x, y) if sample_weight is None else (
+        x, y, sample_weight)
+    return convert_inputs(data)
