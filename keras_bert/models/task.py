@@ -207,6 +207,7 @@ class TaskMixin:
         preprocessed, its passes repeated when the batches of one are known
         (`steps`, else counted), so that one iterator serves every epoch
         (see `preprocessed_batches`)."""
+        # TensorFlow code, imported when a pipeline is built (`_to_dataset`).
         from keras_bert.preprocessing.tasks import task_dataset
 
         batches = task_dataset.input_batches(*data, batch_size=batch_size,
@@ -312,6 +313,7 @@ class TaskMixin:
                                 progress=progress)
 
     def _preprocessed_arrays(self, x, y=None, sample_weight=None):
+        # TensorFlow code, imported when raw input comes (`_to_dataset`).
         from keras_bert.preprocessing.tasks import task_dataset
 
         return task_dataset.preprocessed_arrays(self.preprocessor, x, y,
