@@ -3,6 +3,7 @@ import numpy as np
 from keras import ops
 
 from keras_bert.models.bucketed_inference import predict_bucketed
+from keras_bert.models.bucketed_inference import progress_bar
 from keras_bert.models.finetuning_task import FinetuningMixin
 from keras_bert.models.finetuning_task import head_layers
 
@@ -105,10 +106,7 @@ class BertCrossEncoder(FinetuningMixin, keras.Model):
                 f"{len(queries)} and {len(passages)}.")
         if not queries:
             return np.zeros((0,), "float32")
-        if verbose == "auto":
-            verbose = int(len(queries) > batch_size)
-        progress = keras.utils.Progbar(len(queries), unit_name="pair") if (
-            verbose) else None
+        progress = progress_bar(len(queries), batch_size, verbose, "pair")
         packed = self.preprocessor.pack_pairs(queries, passages)
         return predict_bucketed(self, packed, batch_size=batch_size,
                                 progress=progress).astype("float32")

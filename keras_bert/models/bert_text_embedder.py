@@ -12,6 +12,7 @@ from keras_bert.losses.multiple_negatives_ranking_loss import (
     MultipleNegativesRankingLoss,
 )
 from keras_bert.models.bucketed_inference import predict_bucketed
+from keras_bert.models.bucketed_inference import progress_bar
 from keras_bert.models.finetuning_task import FinetuningMixin
 from keras_bert.models.shared_rows import MAX_TEXTS_PER_ROW
 from keras_bert.models.shared_rows import predict_shared_rows
@@ -159,10 +160,7 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
                 raise TypeError(
                     f"encode takes strings; text {index} is a "
                     f"{type(text).__name__} ({text!r:.40}).")
-        if verbose == "auto":
-            verbose = int(len(texts) > batch_size)
-        progress = keras.utils.Progbar(len(texts), unit_name="text") if (
-            verbose and texts) else None
+        progress = progress_bar(len(texts), batch_size, verbose, "text")
         dim = self.backbone.hidden_dim
         vectors, truncated = [np.zeros((0, dim), "float32")], 0
         for start in range(0, len(texts), ENCODE_CHUNK):

@@ -57,6 +57,16 @@ def predict_bucketed(model, x, batch_size=32, bucket_lengths=None,
 
 
 
+def progress_bar(total, batch_size, verbose, unit_name="step"):
+    """The `progress` of `predict_bucketed` for `total` rows: a
+    `keras.utils.Progbar`, or None when `verbose` is 0 or `total` is 0;
+    `verbose="auto"` shows one when there is more than one batch."""
+    if verbose == "auto":
+        verbose = total > batch_size
+    return keras.utils.Progbar(total, unit_name=unit_name) if (
+        verbose and total) else None
+
+
 def resolve_bucket_lengths(model, bucket_lengths):
     """`bucket_lengths`, or when None `default_bucket_lengths` of the
     positions of `model` (a `BertBackbone` or a task on one)."""

@@ -8,6 +8,7 @@ from keras_bert.checkpoints.loading import load_task
 from keras_bert.checkpoints.saving import save_to_preset
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bucketed_inference import predict_bucketed
+from keras_bert.models.bucketed_inference import progress_bar
 from keras_bert.models.xla_default import xla_by_default
 from keras_bert.quantization import needs_xla
 from keras_bert.serialization import deserialize
@@ -297,20 +298,15 @@ class TaskMixin:
         arrays = self._preprocessed_arrays(x)
         if arrays is not None and self.predicts_bucketed and not (
                 set(kwargs) - {"verbose"}):
-            return self._predict_bucketed(arrays, batch_size or 32,
-                                          kwargs.get("verbose", "auto"))
+            batch_size = batch_size or 32
+            return predict_bucketed(self, arrays, batch_size=batch_size,
+                                    progress=progress_bar(
+                                        len(arrays["token_ids"]), batch_size,
+                                        kwargs.get("verbose", "auto")))
         if arrays is not None:
             return super().predict(arrays, batch_size=batch_size, **kwargs)
         return super().predict(self._to_dataset(x, batch_size=batch_size),
                                **kwargs)
-
-    def _predict_bucketed(self, x, batch_size, verbose):
-        rows = len(x["token_ids"])
-        if verbose == "auto":
-            verbose = int(rows > batch_size)
-        progress = keras.utils.Progbar(rows) if verbose else None
-        return predict_bucketed(self, x, batch_size=batch_size,
-                                progress=progress)
 
     def _preprocessed_arrays(self, x, y=None, sample_weight=None):
         # TensorFlow code, imported when raw input comes (`_to_dataset`).
