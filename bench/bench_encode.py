@@ -17,10 +17,10 @@ to 1e-5); bfloat16 rows (keras_bert `dtype="bfloat16"`,
 sentence-transformers `model.bfloat16()`) and int8 rows (keras_bert
 `quantize("int8")`, sentence-transformers after PyTorch's dynamic int8
 quantization of every `nn.Linear`) are extra, and change the vectors by
-about 1e-2. keras_bert int8 is not run on PyTorch, where Keras' int8
-matmul has no fast CPU path (docs/performance.md). `--torch-compile` adds
-keras_bert on PyTorch with `jit_compile=True` ("torch-compile": Keras runs
-the predict step through `torch.compile`), float32 and bfloat16.
+about 1e-2. `--torch-compile` adds keras_bert on PyTorch with
+`jit_compile=True` ("torch-compile": Keras runs the predict step through
+`torch.compile`), float32 and bfloat16 (int8 compiled runs no faster than
+eager: docs/performance.md).
 `--one-per-row` adds keras_bert with `share_rows=False` (one text a row,
 length buckets: the path before shared rows).
 """
@@ -87,14 +87,12 @@ def groups(args):
             members.append((f"sentence-transformers {dtype}",
                             "sentence_transformers", case))
             members += [(f"keras_bert/{backend} {dtype}", f"keras-{backend}",
-                         case) for backend in args.backends.split(",")
-                        if not (dtype == "int8" and backend == "torch")]
+                         case) for backend in args.backends.split(",")]
             if args.one_per_row:
                 members += [
                     (f"keras_bert/{backend} {dtype} one text a row",
                      f"keras-{backend}", {**case, "variant": "one-per-row"})
-                    for backend in args.backends.split(",")
-                    if not (dtype == "int8" and backend == "torch")]
+                    for backend in args.backends.split(",")]
             if (args.torch_compile and dtype != "int8"
                     and "torch" in args.backends.split(",")):
                 members.append((f"keras_bert/torch-compile {dtype}",

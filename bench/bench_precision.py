@@ -177,9 +177,9 @@ def members(backends, dtypes, batch, length, served, torch_compile):
         shape = {"dtype": dtype, "batch": batch, "length": length}
         rows.append((f"transformers/torch {dtype}", "transformers",
                      {"library": "transformers", "variant": "", **shape}))
-        # Keras' int8 matmul on torch is cast to int32 compiled or not.
-        compiled = torch_compile and "torch" in backends and dtype != "int8"
-        if compiled:
+        compiled = torch_compile and "torch" in backends
+        # PyTorch's dynamic int8 modules are eager kernels (FBGEMM).
+        if compiled and dtype != "int8":
             rows.append((f"transformers/torch-compile {dtype}",
                          "transformers", {"library": "transformers",
                                           "variant": "compile", **shape}))
@@ -249,7 +249,7 @@ def format_docs(payload):
     machine = payload["machine"]
     args = payload["args"]
     lines = [
-        SECTION, "",
+        args.get("section") or SECTION, "",
         f"Written by `python -m bench.bench_precision` "
         f"(`--shape {args['shape']} --rounds {args['rounds']} --calls "
         f"{args['calls']}{' --served' if args['served'] else ''}"
@@ -300,14 +300,18 @@ def main():
                         help="a fine-tuned SST-2 classifier preset to score")
     parser.add_argument("--output")
     parser.add_argument("--write-docs", action="store_true",
-                        help=f"replace '{SECTION}' in docs/performance.md")
+                        help="replace --section in docs/performance.md")
+    parser.add_argument("--section", default=SECTION,
+                        help="the docs heading to write (one per machine "
+                        "kind: the tables of other CPUs stay)")
     parser.add_argument("--render", metavar="JSON",
                         help="write the docs section of an earlier --output")
     args = parser.parse_args()
     if args.render:
         with open(args.render) as f:
-            return common.write_section(DOCS, SECTION,
-                                        format_docs(json.load(f)))
+            payload = json.load(f)
+        payload["args"]["section"] = args.section
+        return common.write_section(DOCS, args.section, format_docs(payload))
     if args.worker:
         return common.serve(make_prepare(args.worker))
     if args.accuracy_worker:
@@ -338,7 +342,7 @@ def main():
     if args.output:
         common.write_json(args.output, payload)
     if args.write_docs:
-        common.write_section(DOCS, SECTION, text)
+        common.write_section(DOCS, args.section, text)
     return None
 
 

@@ -15,7 +15,9 @@ from keras_bert.models.encoder_stack import run_encoder
 from keras_bert.models.xla_default import xla_by_default
 from keras_bert.quantization import dtype_for_config
 from keras_bert.quantization import is_gemm_layer
+from keras_bert.quantization import is_quantized
 from keras_bert.quantization import needs_xla
+from keras_bert.quantization import use_integer_gemms
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -177,6 +179,8 @@ class BertBackbone(keras.Model):
         self.transformer_layers = blocks
         self.final_layer_norm = final_layer_norm
         self.pooler = pooler
+        if is_quantized(self):
+            use_integer_gemms()
 
     @property
     def token_embedding(self):
@@ -213,6 +217,7 @@ class BertBackbone(keras.Model):
                 mode, config=config,
                 filters=is_gemm_layer if filters is None else filters,
                 **kwargs)
+        use_integer_gemms()
         if needs_xla(self):
             self.jit_compile = True
 

@@ -207,3 +207,73 @@ class QuantizationTest(TestCase):
         # layer and the pooler; the two attention products stay float.
         self.assertEqual(dots.count("s32"), 4 * layers + 1, dots)
         self.assertEqual(dots.count("f32"), 2 * layers, dots)
+
+    @skip_unless_backend("torch")
+    def test_torch_cpu_runs_every_int8_gemm_as_an_integer_gemm(self):
+        # Keras casts int8 products to int32 off CUDA (0.07x float32 on
+        # MiniLM); a quantized backbone sends them to torch._int_mm, with
+        # the same int32 results.
+        from unittest import mock
+
+        import torch
+        from keras.src.backend.torch import numpy as torch_numpy
+
+        model = BertBackbone(**TINY)
+        model.quantize("int8")
+        inputs = _inputs()
+        with mock.patch.object(torch, "_int_mm",
+                               wraps=torch._int_mm) as int_mm:
+            fast = to_numpy(model(inputs))
+        # QKV (einsum), attention output, 2 feed-forward per layer, pooler.
+        self.assertEqual(int_mm.call_count, 4 * TINY["num_layers"] + 1)
+        keras_path = mock.patch.multiple(
+            torch_numpy, matmul=torch_numpy.matmul.__wrapped__,
+            einsum=torch_numpy.einsum.__wrapped__)
+        with keras_path:
+            slow = to_numpy(model(inputs))
+            # A model built quantized (a reload) takes the same path.
+            BertBackbone.from_config(model.get_config())
+            self.assertTrue(getattr(torch_numpy.matmul, "integer_gemms",
+                                    False))
+        self.assertAllClose(fast, slow, atol=0, rtol=0)
+
+
+class IntegerGemmTest(TestCase):
+
+    def test_only_last_axis_contractions_become_gemms(self):
+        from keras_bert.quantization import _is_last_axis_contraction
+
+        for equation in ("bld,dkh->blkh", "ab,bc->ac", "abc,cd->abd",
+                         "a,ab->b"):
+            self.assertTrue(_is_last_axis_contraction(equation), equation)
+        for equation in ("bld,dkh->bklh", "ab,cb->ac", "ab,bc->ca",
+                         "...d,dk->...k", "ab,bc", "abb,bc->abc",
+                         "ab,bc,cd->ad", "ab,ba->"):
+            self.assertFalse(_is_last_axis_contraction(equation), equation)
+
+    @skip_unless_backend("torch")
+    def test_int8_products_equal_keras_own(self):
+        from keras.src.backend.torch import numpy as torch_numpy
+
+        from keras_bert.quantization import use_integer_gemms
+
+        use_integer_gemms()
+        rng = np.random.default_rng(0)
+        x = rng.integers(-127, 128, (2, 5, 12)).astype("int8")
+        kernel = rng.integers(-127, 128, (12, 3, 4)).astype("int8")
+        expected = np.einsum("bld,dkh->blkh", x.astype("int64"),
+                             kernel.astype("int64"))
+        for actual in (
+                keras.ops.einsum("bld,dkh->blkh", x, kernel),
+                keras.ops.reshape(keras.ops.matmul(
+                    x, kernel.reshape(12, 12)), (2, 5, 3, 4)),
+                torch_numpy.matmul.__wrapped__(x, kernel.reshape(12, 12))
+                .reshape(2, 5, 3, 4)):
+            self.assertEqual(keras.backend.standardize_dtype(actual.dtype),
+                             "int32")
+            np.testing.assert_array_equal(to_numpy(actual), expected)
+        # Float products are Keras' own.
+        floats = keras.ops.matmul(x.astype("float32"),
+                                  kernel.reshape(12, 12).astype("float32"))
+        self.assertEqual(keras.backend.standardize_dtype(floats.dtype),
+                         "float32")
