@@ -43,6 +43,11 @@ class BertTokenClassifier(FinetuningTask):
         "keras_bert.preprocessing.tasks.bert_token_classifier_preprocessor."
         "BertTokenClassifierPreprocessor")
 
+    # Each row's tags depend on its own tokens only: `predict` on raw words
+    # pads each batch only to its length bucket (`TaskMixin.predict`); the
+    # logits of padded positions are then 0.
+    predicts_bucketed = True
+
     def __init__(self, backbone, num_classes, dropout=0.1, preprocessor=None,
                  **kwargs):
         if num_classes < 2:

@@ -46,10 +46,12 @@ def predict_bucketed(model, x, batch_size=32, bucket_lengths=None,
             results, outputs)
         if progress is not None:
             progress.add(real)
-    if not isinstance(results, dict):
-        return results
     # Inside a bucket, padded positions hold the model's (meaningless)
     # values; zero them so the result does not depend on the bucket.
+    if not isinstance(results, dict):
+        if results.ndim == 3 and results.shape[1] == length:
+            results[~mask] = 0  # a token classifier's logits
+        return results
     for key in ("sequence_output", "hidden_states"):
         for value in keras.tree.flatten(results.get(key, [])):
             value[~mask] = 0

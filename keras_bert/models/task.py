@@ -52,7 +52,8 @@ class TaskMixin:
     maps_preprocessor = True
     # Whether `predict` on raw input may run length-bucketed batches
     # (`bucketed_inference.predict_bucketed`): true where each example's
-    # output does not run over positions, so padding cannot show in it.
+    # output depends on its own tokens only and either does not run over
+    # positions or has them zeroed where they are padding.
     predicts_bucketed = False
 
     def __init__(self, *args, backbone=None, preprocessor=None, **kwargs):
@@ -288,9 +289,11 @@ class TaskMixin:
 
         Raw input of up to 8,192 examples is preprocessed at once and the
         model runs on the arrays, with no `tf.data` pipeline to start
-        (0.6-0.8 s a call); a `BertClassifier` runs it in length-bucketed
-        batches, padded to each batch's bucket instead of the packed
-        length (docs/performance.md, "Predict latency on raw text").
+        (0.6-0.8 s a call); `BertClassifier` and `BertTokenClassifier` run
+        it in length-bucketed batches, padded to each batch's bucket
+        instead of the packed length (docs/performance.md, "Predict
+        latency on raw text"), and the token classifier's logits at padded
+        positions are then 0.
         Larger input and datasets stream through `tf.data`.
         """
         if not self._takes_raw_input():

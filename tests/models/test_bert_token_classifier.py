@@ -89,3 +89,31 @@ class BertTokenClassifierTest(TestCase):
         # Room for 4 pieces: york ##shire john lives; "in", "Paris" cut.
         self.assertEqual(model.predict_words(words, verbose=0),
                          [[2, 2, 2, 0, 0]])
+
+    def test_predict_pads_each_batch_to_its_bucket_only(self):
+        from unittest import mock
+
+        from keras_bert.preprocessing.tasks import task_dataset
+
+        model = tagger(preprocessor=BertTokenClassifierPreprocessor(
+            BertTokenizer(VOCABULARY), sequence_length=16),
+            vocabulary_size=len(VOCABULARY))
+        words = SENTENCES * 2
+        with mock.patch.object(model, "predict_on_batch",
+                               wraps=model.predict_on_batch) as run:
+            logits = model.predict(words, batch_size=3, verbose=0)
+            tags = model.predict_words(words, batch_size=3, verbose=0)
+        # 5-7 tokens a sentence: bucket 8, not the packed 16.
+        self.assertEqual({call.args[0]["token_ids"].shape
+                          for call in run.call_args_list}, {(3, 8)})
+        with mock.patch.object(task_dataset, "MAX_EAGER_EXAMPLES", 4):
+            streamed = model.predict(words, batch_size=3, verbose=0)
+            streamed_tags = model.predict_words(words, batch_size=3,
+                                                verbose=0)
+        mask = model.preprocessor(words)["padding_mask"]
+        mask = to_numpy(mask).astype(bool)
+        self.assertEqual(logits.shape, (8, 16, 3))
+        self.assertAllClose(logits[mask], streamed[mask], atol=1e-5)
+        # Padded positions hold 0, whatever bucket their row ran in.
+        self.assertTrue(np.all(logits[~mask] == 0))
+        self.assertEqual(tags, streamed_tags)
