@@ -68,13 +68,13 @@ def use_integer_gemms():
     and PyTorch's int32 matmul is 4x slower than its float32 one: a
     quantized all-MiniLM-L6-v2 ran at 0.07-0.24x its float32 speed.
     `torch._int_mm` on the CPU gives the same int32 results about 20x
-    faster (docs/performance.md, "Lower precision"). This replaces the backend's
-    `matmul` and `einsum` with versions that send int8 CPU products of the
-    forms a quantized `Dense` and `EinsumDense` compute (`(..., k) @ (k,
-    n)`, and an einsum that contracts the input's last axis with the
-    kernel's first) to it, and everything else to Keras. Called when a
-    backbone is quantized or built quantized; idempotent; a no-op on other
-    backends.
+    faster (docs/performance.md, "Lower precision"). This replaces the
+    backend's `matmul` and `einsum` with versions that send int8 CPU
+    products of the forms a quantized `Dense` and `EinsumDense` compute
+    (`(..., k) @ (k, n)`, and an einsum that contracts the input's last
+    axis with the kernel's first) to it, and everything else to Keras.
+    Called when a backbone is quantized or built quantized; idempotent; a
+    no-op on other backends.
     """
     if keras.config.backend() != "torch":
         return
