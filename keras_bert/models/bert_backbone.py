@@ -17,7 +17,7 @@ from keras_bert.quantization import dtype_for_config
 from keras_bert.quantization import is_gemm_layer
 from keras_bert.quantization import is_quantized
 from keras_bert.quantization import needs_xla
-from keras_bert.quantization import use_integer_gemms
+from keras_bert.quantization import use_cpu_int8_kernels
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -180,7 +180,7 @@ class BertBackbone(keras.Model):
         self.final_layer_norm = final_layer_norm
         self.pooler = pooler
         if is_quantized(self):
-            use_integer_gemms()
+            use_cpu_int8_kernels()
 
     @property
     def token_embedding(self):
@@ -217,7 +217,7 @@ class BertBackbone(keras.Model):
                 mode, config=config,
                 filters=is_gemm_layer if filters is None else filters,
                 **kwargs)
-        use_integer_gemms()
+        use_cpu_int8_kernels()
         if needs_xla(self):
             self.jit_compile = True
 

@@ -211,30 +211,44 @@ class QuantizationTest(TestCase):
     @skip_unless_backend("torch")
     def test_torch_cpu_runs_every_int8_gemm_as_an_integer_gemm(self):
         # Keras casts int8 products to int32 off CUDA (0.07x float32 on
-        # MiniLM); a quantized backbone sends them to torch._int_mm, with
-        # the same int32 results.
+        # MiniLM) and clips activations with tensor bounds; a quantized
+        # backbone sends them to torch._int_mm and a fused quantizer, with
+        # the same results.
         from unittest import mock
 
         import torch
         from keras.src.backend.torch import numpy as torch_numpy
+        from keras.src.quantizers import quantizers
+
+        from keras_bert import quantization
 
         model = BertBackbone(**TINY)
         model.quantize("int8")
         inputs = _inputs()
         with mock.patch.object(torch, "_int_mm",
-                               wraps=torch._int_mm) as int_mm:
+                               wraps=torch._int_mm) as int_mm, \
+                mock.patch.object(quantization, "_abs_max_quantize",
+                                  wraps=quantization._abs_max_quantize
+                                  ) as quantize:
             fast = to_numpy(model(inputs))
         # QKV (einsum), attention output, 2 feed-forward per layer, pooler.
-        self.assertEqual(int_mm.call_count, 4 * TINY["num_layers"] + 1)
+        gemms = 4 * TINY["num_layers"] + 1
+        self.assertEqual(int_mm.call_count, gemms)
+        self.assertEqual(quantize.call_count, gemms)
         keras_path = mock.patch.multiple(
             torch_numpy, matmul=torch_numpy.matmul.__wrapped__,
             einsum=torch_numpy.einsum.__wrapped__)
-        with keras_path:
+        keras_quantize = mock.patch.object(
+            quantizers, "abs_max_quantize",
+            quantizers.abs_max_quantize.__wrapped__)
+        with keras_path, keras_quantize:
             slow = to_numpy(model(inputs))
             # A model built quantized (a reload) takes the same path.
             BertBackbone.from_config(model.get_config())
-            self.assertTrue(getattr(torch_numpy.matmul, "integer_gemms",
+            self.assertTrue(getattr(torch_numpy.matmul, "cpu_int8_kernels",
                                     False))
+            self.assertTrue(hasattr(quantizers.abs_max_quantize,
+                                    "__wrapped__"))
         self.assertAllClose(fast, slow, atol=0, rtol=0)
 
 
@@ -255,9 +269,9 @@ class IntegerGemmTest(TestCase):
     def test_int8_products_equal_keras_own(self):
         from keras.src.backend.torch import numpy as torch_numpy
 
-        from keras_bert.quantization import use_integer_gemms
+        from keras_bert.quantization import use_cpu_int8_kernels
 
-        use_integer_gemms()
+        use_cpu_int8_kernels()
         rng = np.random.default_rng(0)
         x = rng.integers(-127, 128, (2, 5, 12)).astype("int8")
         kernel = rng.integers(-127, 128, (12, 3, 4)).astype("int8")
@@ -277,3 +291,34 @@ class IntegerGemmTest(TestCase):
                                   kernel.reshape(12, 12).astype("float32"))
         self.assertEqual(keras.backend.standardize_dtype(floats.dtype),
                          "float32")
+
+    @skip_unless_backend("torch")
+    def test_activation_quantizer_gives_keras_bits(self):
+        from keras.src.quantizers import quantizers
+
+        from keras_bert.quantization import use_cpu_int8_kernels
+
+        use_cpu_int8_kernels()
+        fused = quantizers.abs_max_quantize
+        keras_own = fused.__wrapped__
+        rng = np.random.default_rng(0)
+        for shape, axis in (((64, 384), -1), ((2, 9, 48), -1),
+                            ((2, 9, 48), (1, 2)), ((5, 1), 0)):
+            for magnitude in (1e-4, 1.0, 300.0):
+                x = (rng.standard_normal(shape) * magnitude).astype("float32")
+                x[0] = 0  # an all-zero token: scale 127 / epsilon
+                x.flat[1] = magnitude * 40  # one outlier per tensor
+                for value_range in ((-127, 127), (-63, 63)):
+                    ours = fused(x, axis, value_range)
+                    theirs = keras_own(x, axis, value_range)
+                    for a, b in zip(ours, theirs):
+                        self.assertEqual(str(a.dtype), str(b.dtype))
+                        np.testing.assert_array_equal(to_numpy(a),
+                                                      to_numpy(b))
+        # Other dtypes and the NumPy path are Keras' own.
+        x = rng.standard_normal((4, 8)).astype("float32")
+        for kwargs in ({"dtype": "int16", "value_range": (-300, 300)},
+                       {"to_numpy": True}):
+            np.testing.assert_array_equal(
+                to_numpy(fused(x, -1, **kwargs)[0]),
+                to_numpy(keras_own(x, -1, **kwargs)[0]))
