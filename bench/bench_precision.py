@@ -282,6 +282,27 @@ def format_docs(payload):
     return "\n".join(lines) + "\n"
 
 
+def in_run_order(payload):
+    """`payload` read back from JSON (keys sorted) in the order of a run."""
+    args = payload["args"]
+    batch, length = map(int, args["shape"].split("x"))
+    backends = args["backends"].split(",")
+    order = [label for label, _, _ in members(
+        backends, args["dtypes"].split(","), batch, length, args["served"],
+        args.get("torch_compile"))]
+    payload["rows"] = {label: payload["rows"][label] for label in order
+                       if label in payload["rows"]}
+    payload["ceilings"] = {dtype: payload["ceilings"][dtype]
+                           for dtype in DTYPES if dtype in payload["ceilings"]}
+    if payload.get("accuracy"):
+        labels = ["transformers/torch"] + [f"keras_bert/{backend}"
+                                           for backend in backends]
+        payload["accuracy"] = {label: payload["accuracy"][label]
+                               for label in labels
+                               if label in payload["accuracy"]}
+    return payload
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -305,13 +326,16 @@ def main():
                         help="the docs heading to write (one per machine "
                         "kind: the tables of other CPUs stay)")
     parser.add_argument("--render", metavar="JSON",
-                        help="write the docs section of an earlier --output")
+                        help="write the docs section of an earlier --output "
+                        "(in the run's row order; the whole section is "
+                        "replaced, prose below the table too)")
     args = parser.parse_args()
     if args.render:
         with open(args.render) as f:
             payload = json.load(f)
         payload["args"]["section"] = args.section
-        return common.write_section(DOCS, args.section, format_docs(payload))
+        return common.write_section(DOCS, args.section,
+                                    format_docs(in_run_order(payload)))
     if args.worker:
         return common.serve(make_prepare(args.worker))
     if args.accuracy_worker:
