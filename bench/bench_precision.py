@@ -47,6 +47,7 @@ import time
 from bench import bench_inference
 from bench import common
 from bench import flops
+from bench.keras_runtime import allow_torch_recompiles
 from bench.keras_runtime import from_preset_in
 from bench.transformers_runtime import dynamic_int8
 
@@ -101,8 +102,9 @@ def sst2_dev():
     return list(dev["texts"][0]), [int(label) for label in dev["labels"]]
 
 
-def keras_accuracy(preset):
-    """{dtype: SST-2 dev accuracy} of the preset under this backend."""
+def keras_accuracy(preset, compiled=False):
+    """{dtype: SST-2 dev accuracy} of the preset under this backend
+    (`compiled`: with `jit_compile=True`, i.e. torch.compile on PyTorch)."""
     import keras
     import numpy as np
 
@@ -112,6 +114,9 @@ def keras_accuracy(preset):
     scores = {}
     for dtype in DTYPES:
         model = from_preset_in(keras_bert.BertClassifier, preset, dtype)
+        if compiled:
+            allow_torch_recompiles()
+            model.jit_compile = True
         logits = keras.ops.convert_to_numpy(model.predict(
             texts, batch_size=32, verbose=0))
         scores[dtype] = float(np.mean(logits.argmax(-1) == labels))
@@ -149,13 +154,16 @@ def transformers_accuracy(preset):
     return scores
 
 
-def accuracy_table(preset, backends):
+def accuracy_table(preset, backends, torch_compile=False):
     """Runs each library in its own process; {label: {dtype: accuracy}}."""
     table = {}
-    for name in ["transformers"] + list(backends):
+    names = list(backends)
+    if torch_compile and "torch" in backends:
+        names.append("torch-compile")
+    for name in ["transformers"] + names:
         env = dict(os.environ, **common.WORKER_ENV)
         if name != "transformers":
-            env["KERAS_BACKEND"] = name
+            env["KERAS_BACKEND"] = name.split("-")[0]
         result = subprocess.run(
             [sys.executable, "-m", "bench.bench_precision",
              "--accuracy-worker", name, "--accuracy", preset],
@@ -296,7 +304,8 @@ def in_run_order(payload):
                            for dtype in DTYPES if dtype in payload["ceilings"]}
     if payload.get("accuracy"):
         labels = ["transformers/torch"] + [f"keras_bert/{backend}"
-                                           for backend in backends]
+                                           for backend in backends] + [
+            "keras_bert/torch-compile"]
         payload["accuracy"] = {label: payload["accuracy"][label]
                                for label in labels
                                if label in payload["accuracy"]}
@@ -339,8 +348,11 @@ def main():
     if args.worker:
         return common.serve(make_prepare(args.worker))
     if args.accuracy_worker:
-        score = (transformers_accuracy if args.accuracy_worker ==
-                 "transformers" else keras_accuracy)(args.accuracy)
+        if args.accuracy_worker == "transformers":
+            score = transformers_accuracy(args.accuracy)
+        else:
+            score = keras_accuracy(args.accuracy, compiled=args.accuracy_worker
+                                   == "torch-compile")
         print(json.dumps(score))
         return None
 
@@ -350,7 +362,8 @@ def main():
     payload = {"machine": common.machine_info(), "args": vars(args),
                "started": started}
     if args.accuracy:
-        payload["accuracy"] = accuracy_table(args.accuracy, backends)
+        payload["accuracy"] = accuracy_table(args.accuracy, backends,
+                                             args.torch_compile)
         print(json.dumps(payload["accuracy"], indent=1))
     group = members(backends, args.dtypes.split(","), batch, length,
                     args.served, args.torch_compile)

@@ -13,11 +13,9 @@ keras_bert's:
   so `.keras` files and keras_bert presets rebuild the int8 variables before
   the weights are read.
 * On TensorFlow a quantized model runs as XLA programs (`needs_xla`).
-* On PyTorch, int8 x int8 products on the CPU run as integer GEMMs
-  (`use_cpu_int8_kernels`).
+* On PyTorch, Keras' int8 inference runs on faster paths with the same
+  results (`keras_bert.torch_int8.use_fast_torch_int8`).
 """
-
-import functools
 
 import keras
 
@@ -58,120 +56,3 @@ def dtype_for_config(model):
     return keras.dtype_policies.DTypePolicyMap(
         default_policy=policy, policy_map=quantized
     )
-
-
-def use_cpu_int8_kernels():
-    """On PyTorch, runs Keras' int8 inference on the CPU with faster kernels.
-
-    Keras' PyTorch backend computes an int8 matmul or einsum off CUDA by
-    casting both operands to int32 (`torch._int_mm` is used on CUDA only),
-    and PyTorch's int32 matmul is 4x slower than its float32 one: a
-    quantized all-MiniLM-L6-v2 ran at 0.07-0.24x its float32 speed.
-    `torch._int_mm` on the CPU gives the same int32 results about 20x
-    faster (docs/performance.md, "Lower precision"). This replaces the
-    backend's `matmul` and `einsum` with versions that send int8 CPU
-    products of the forms a quantized `Dense` and `EinsumDense` compute
-    (`(..., k) @ (k, n)`, and an einsum that contracts the input's last
-    axis with the kernel's first) to it, and everything else to Keras.
-
-    It also replaces `keras.quantizers.abs_max_quantize`, which quantizes
-    every activation per token before its GEMM, with the same arithmetic
-    in fewer passes for float32 CPU tensors (`_abs_max_quantize`): Keras'
-    clips with tensor bounds, a kernel 6x slower than a scalar clamp.
-
-    Results are bit for bit Keras' own. Called when a backbone is
-    quantized or built quantized; idempotent; a no-op on other backends.
-    """
-    if keras.config.backend() != "torch":
-        return
-    # Only reached under the torch backend, whose Keras modules it changes.
-    from keras.src.backend.torch import numpy as torch_numpy
-    from keras.src.quantizers import quantizers
-
-    if getattr(torch_numpy.matmul, "cpu_int8_kernels", False):
-        return
-    keras_matmul, keras_einsum = torch_numpy.matmul, torch_numpy.einsum
-    keras_quantize = quantizers.abs_max_quantize
-
-    @functools.wraps(keras_matmul)
-    def matmul(x1, x2):
-        x1 = torch_numpy.convert_to_tensor(x1)
-        x2 = torch_numpy.convert_to_tensor(x2)
-        if x1.ndim >= 1 and x2.ndim == 2 and _on_cpu_int8(x1, x2):
-            return _int8_gemm(x1, x2)
-        return keras_matmul(x1, x2)
-
-    @functools.wraps(keras_einsum)
-    def einsum(subscripts, *operands, **kwargs):
-        if (len(operands) == 2 and not kwargs and isinstance(subscripts, str)
-                and _is_last_axis_contraction(subscripts)):
-            x, kernel = (torch_numpy.convert_to_tensor(operand)
-                         for operand in operands)
-            if _on_cpu_int8(x, kernel):
-                out = _int8_gemm(x, kernel.reshape(kernel.shape[0], -1))
-                return out.reshape(*x.shape[:-1], *kernel.shape[1:])
-        return keras_einsum(subscripts, *operands, **kwargs)
-
-    @functools.wraps(keras_quantize)
-    def abs_max_quantize(inputs, axis, value_range=(-127, 127),
-                         dtype="int8", epsilon=keras.config.epsilon(),
-                         to_numpy=False):
-        if not to_numpy and dtype == "int8":
-            inputs = torch_numpy.convert_to_tensor(inputs)
-            if str(inputs.dtype) == "torch.float32" and (
-                    inputs.device.type == "cpu"):
-                return _abs_max_quantize(inputs, axis, value_range, epsilon)
-        return keras_quantize(inputs, axis, value_range, dtype, epsilon,
-                              to_numpy)
-
-    matmul.cpu_int8_kernels = True
-    torch_numpy.matmul, torch_numpy.einsum = matmul, einsum
-    quantizers.abs_max_quantize = abs_max_quantize
-
-
-def _on_cpu_int8(x1, x2):
-    return (str(x1.dtype) == str(x2.dtype) == "torch.int8"
-            and x1.device.type == x2.device.type == "cpu")
-
-
-def _int8_gemm(x, kernel):
-    """`x @ kernel` in int32 for int8 `x` (any rank) and 2-D `kernel`."""
-    # Only reached with torch tensors (`use_cpu_int8_kernels`).
-    import torch
-
-    rows = x.reshape(-1, x.shape[-1]).contiguous()
-    out = torch._int_mm(rows, kernel.contiguous())
-    return out.reshape(*x.shape[:-1], kernel.shape[-1])
-
-
-def _abs_max_quantize(x, axis, value_range, epsilon):
-    """Keras' `abs_max_quantize` of a float32 torch tensor, same bits.
-
-    The order of operations is Keras': `value_range[1] / (max|x| + eps)`
-    as a float32 division, then `x * scale` rounded half to even, clipped
-    and cast; the in-place steps only skip temporaries.
-    """
-    # Only reached with torch tensors (`use_cpu_int8_kernels`).
-    import torch
-
-    if isinstance(axis, list):
-        axis = tuple(axis)
-    largest = torch.amax(torch.abs(x), dim=axis, keepdim=True)
-    scale = torch.div(torch.tensor(value_range[1], dtype=x.dtype),
-                      largest.add_(epsilon))
-    quantized = torch.mul(x, scale).round_().clamp_(*value_range)
-    return quantized.to(torch.int8), scale
-
-
-def _is_last_axis_contraction(subscripts):
-    """Whether `subscripts` is `x @ kernel` over x's last, kernel's first
-    axis, the rest in order: e.g. "bld,dkh->blkh" (`FusedQueryKeyValue`)."""
-    inputs, arrow, output = subscripts.replace(" ", "").partition("->")
-    operands = inputs.split(",")
-    if not arrow or len(operands) != 2 or "." in subscripts:
-        return False
-    x, kernel = operands
-    letters = x + kernel[1:]
-    return (len(x) >= 1 and len(kernel) >= 2 and x[-1] == kernel[0]
-            and len(set(letters)) == len(letters)
-            and output == x[:-1] + kernel[1:])

@@ -31,7 +31,7 @@ PACKAGE = os.path.join(ROOT, "keras_bert")
 FLOORS = [
     ("keras_bert.version", "keras_bert.configs", "keras_bert.labels",
      "keras_bert.serialization", "keras_bert.file_swap",
-     "keras_bert.quantization"),
+     "keras_bert.quantization", "keras_bert.torch_int8"),
     ("keras_bert.layers", "keras_bert.optimizers", "keras_bert.losses",
      "keras_bert.metrics"),
     ("keras_bert.preprocessing",),

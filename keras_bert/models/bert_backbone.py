@@ -17,7 +17,7 @@ from keras_bert.quantization import dtype_for_config
 from keras_bert.quantization import is_gemm_layer
 from keras_bert.quantization import is_quantized
 from keras_bert.quantization import needs_xla
-from keras_bert.quantization import use_cpu_int8_kernels
+from keras_bert.torch_int8 import use_fast_torch_int8
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -180,7 +180,7 @@ class BertBackbone(keras.Model):
         self.final_layer_norm = final_layer_norm
         self.pooler = pooler
         if is_quantized(self):
-            use_cpu_int8_kernels()
+            use_fast_torch_int8()
 
     @property
     def token_embedding(self):
@@ -217,7 +217,7 @@ class BertBackbone(keras.Model):
                 mode, config=config,
                 filters=is_gemm_layer if filters is None else filters,
                 **kwargs)
-        use_cpu_int8_kernels()
+        use_fast_torch_int8()
         if needs_xla(self):
             self.jit_compile = True
 

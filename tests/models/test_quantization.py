@@ -211,51 +211,78 @@ class QuantizationTest(TestCase):
     @skip_unless_backend("torch")
     def test_torch_cpu_runs_every_int8_gemm_as_an_integer_gemm(self):
         # Keras casts int8 products to int32 off CUDA (0.07x float32 on
-        # MiniLM) and clips activations with tensor bounds; a quantized
-        # backbone sends them to torch._int_mm and a fused quantizer, with
-        # the same results.
+        # MiniLM), clips activations with tensor bounds and wraps each
+        # product in an autograd.Function; a quantized backbone sends them
+        # to torch._int_mm and a fused quantizer, without the Function
+        # when gradients are off, with the same results.
         from unittest import mock
 
         import torch
+        from keras.src.backend.torch import core
         from keras.src.backend.torch import numpy as torch_numpy
         from keras.src.quantizers import quantizers
 
-        from keras_bert import quantization
+        from keras_bert import torch_int8
 
         model = BertBackbone(**TINY)
         model.quantize("int8")
         inputs = _inputs()
         with mock.patch.object(torch, "_int_mm",
                                wraps=torch._int_mm) as int_mm, \
-                mock.patch.object(quantization, "_abs_max_quantize",
-                                  wraps=quantization._abs_max_quantize
-                                  ) as quantize:
-            fast = to_numpy(model(inputs))
+                mock.patch.object(torch_int8, "_abs_max_quantize",
+                                  wraps=torch_int8._abs_max_quantize
+                                  ) as quantize, \
+                mock.patch.object(core.CustomGradientFunction, "apply",
+                                  wraps=core.CustomGradientFunction.apply
+                                  ) as autograd_function:
+            fast = to_numpy(model.predict_on_batch(inputs))
         # QKV (einsum), attention output, 2 feed-forward per layer, pooler.
         gemms = 4 * TINY["num_layers"] + 1
         self.assertEqual(int_mm.call_count, gemms)
         self.assertEqual(quantize.call_count, gemms)
+        self.assertEqual(autograd_function.call_count, 0)
         keras_path = mock.patch.multiple(
             torch_numpy, matmul=torch_numpy.matmul.__wrapped__,
-            einsum=torch_numpy.einsum.__wrapped__)
+            einsum=torch_numpy.einsum.__wrapped__,
+            transpose=torch_numpy.transpose.__wrapped__)
         keras_quantize = mock.patch.object(
             quantizers, "abs_max_quantize",
             quantizers.abs_max_quantize.__wrapped__)
-        with keras_path, keras_quantize:
-            slow = to_numpy(model(inputs))
+        keras_function = mock.patch.object(
+            core.custom_gradient, "__call__",
+            core.custom_gradient.__call__.__wrapped__)
+        with keras_path, keras_quantize, keras_function:
+            slow = to_numpy(model.predict_on_batch(inputs))
             # A model built quantized (a reload) takes the same path.
             BertBackbone.from_config(model.get_config())
-            self.assertTrue(getattr(torch_numpy.matmul, "cpu_int8_kernels",
+            self.assertTrue(getattr(torch_numpy.matmul, "fast_torch_int8",
                                     False))
             self.assertTrue(hasattr(quantizers.abs_max_quantize,
                                     "__wrapped__"))
         self.assertAllClose(fast, slow, atol=0, rtol=0)
 
+    @skip_unless_backend("torch")
+    def test_torch_compiles_a_quantized_backbone_as_one_graph(self):
+        # Keras' autograd.Function and a tracked list of axes cut a
+        # compiled int8 MiniLM into 22-37 graphs.
+        import torch
+
+        model = BertBackbone(**TINY)
+        model.quantize("int8")
+        inputs = {k: torch.as_tensor(v) for k, v in _inputs().items()}
+        with torch.no_grad():
+            explanation = torch._dynamo.explain(
+                lambda x: model(x, training=False)["sequence_output"]
+            )(inputs)
+        self.assertEqual(explanation.graph_break_count, 0,
+                         [r.reason for r in explanation.break_reasons])
+        self.assertEqual(explanation.graph_count, 1)
+
 
 class IntegerGemmTest(TestCase):
 
     def test_only_last_axis_contractions_become_gemms(self):
-        from keras_bert.quantization import _is_last_axis_contraction
+        from keras_bert.torch_int8 import _is_last_axis_contraction
 
         for equation in ("bld,dkh->blkh", "ab,bc->ac", "abc,cd->abd",
                          "a,ab->b"):
@@ -269,9 +296,9 @@ class IntegerGemmTest(TestCase):
     def test_int8_products_equal_keras_own(self):
         from keras.src.backend.torch import numpy as torch_numpy
 
-        from keras_bert.quantization import use_cpu_int8_kernels
+        from keras_bert.torch_int8 import use_fast_torch_int8
 
-        use_cpu_int8_kernels()
+        use_fast_torch_int8()
         rng = np.random.default_rng(0)
         x = rng.integers(-127, 128, (2, 5, 12)).astype("int8")
         kernel = rng.integers(-127, 128, (12, 3, 4)).astype("int8")
@@ -296,9 +323,9 @@ class IntegerGemmTest(TestCase):
     def test_activation_quantizer_gives_keras_bits(self):
         from keras.src.quantizers import quantizers
 
-        from keras_bert.quantization import use_cpu_int8_kernels
+        from keras_bert.torch_int8 import use_fast_torch_int8
 
-        use_cpu_int8_kernels()
+        use_fast_torch_int8()
         fused = quantizers.abs_max_quantize
         keras_own = fused.__wrapped__
         rng = np.random.default_rng(0)
@@ -322,3 +349,33 @@ class IntegerGemmTest(TestCase):
             np.testing.assert_array_equal(
                 to_numpy(fused(x, -1, **kwargs)[0]),
                 to_numpy(keras_own(x, -1, **kwargs)[0]))
+
+    @skip_unless_backend("torch")
+    def test_custom_gradients_skip_autograd_only_without_gradients(self):
+        from unittest import mock
+
+        import torch
+        from keras.src.backend.torch import core
+
+        from keras_bert.torch_int8 import use_fast_torch_int8
+
+        use_fast_torch_int8()
+
+        @keras.ops.custom_gradient
+        def double(x):
+            def grad(*args, upstream=None):
+                if upstream is None:
+                    (upstream,) = args
+                return upstream * 5.0
+            return x * 2.0, grad
+
+        x = torch.ones(3, requires_grad=True)
+        with mock.patch.object(core.CustomGradientFunction, "apply",
+                               wraps=core.CustomGradientFunction.apply
+                               ) as autograd_function:
+            with torch.no_grad():
+                np.testing.assert_array_equal(to_numpy(double(x)), 2.0)
+            self.assertEqual(autograd_function.call_count, 0)
+            double(x).sum().backward()
+            self.assertEqual(autograd_function.call_count, 1)
+        np.testing.assert_array_equal(to_numpy(x.grad), 5.0)
