@@ -15,6 +15,10 @@ OUTPUT with `.json`: the model directory and the texts, which is what
 import json
 import os
 
+from keras_bert.commands.precision_argument import add_precision_argument
+from keras_bert.commands.precision_argument import apply_precision
+from keras_bert.commands.precision_argument import load_overrides
+
 TABLE_EXTENSIONS = (".tsv", ".csv", ".jsonl")
 
 
@@ -34,6 +38,7 @@ def add_parser(subparsers):
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--sequence-length", type=int, metavar="N",
                         help="longest input in tokens (default: the model's)")
+    add_precision_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -54,11 +59,12 @@ def index_paths(path):
     return stem + ".npy", stem + ".json"
 
 
-def load_embedder(model_dir, sequence_length=None):
+def load_embedder(model_dir, sequence_length=None, precision="float32"):
     from keras_bert.models.bert_text_embedder import BertTextEmbedder
 
     kwargs = {"sequence_length": sequence_length} if sequence_length else {}
-    model = BertTextEmbedder.from_preset(model_dir, **kwargs)
+    model = apply_precision(BertTextEmbedder.from_preset(
+        model_dir, **kwargs, **load_overrides(precision)), precision)
     if model.preprocessor is None:
         raise ValueError(f"{model_dir} has no vocabulary (vocab.txt), so its "
                          "texts cannot be tokenized.")
@@ -72,7 +78,8 @@ def run(args):
         texts = read_texts(args.file, args.column)
         if not texts:
             raise ValueError(f"{args.file} holds no text.")
-        model = load_embedder(args.model, args.sequence_length)
+        model = load_embedder(args.model, args.sequence_length,
+                              args.precision)
         vectors = model.encode(texts, batch_size=args.batch_size, verbose=1)
         vectors_path, metadata_path = index_paths(
             args.output or os.path.splitext(args.file)[0] + ".npy")
@@ -81,6 +88,7 @@ def run(args):
             json.dump({"model": os.path.abspath(args.model),
                        "source": os.path.abspath(args.file),
                        "sequence_length": model.preprocessor.sequence_length,
+                       "precision": args.precision,
                        "texts": texts}, file)
     except (OSError, ValueError, TypeError) as error:
         raise SystemExit(f"error: {error}") from None

@@ -12,6 +12,7 @@ read and scored by `keras_bert.commands.task_files`, as in `finetune`.
 
 import json
 
+from keras_bert.commands.precision_argument import add_precision_argument
 from keras_bert.commands.task_files import TASKS
 from keras_bert.commands.task_files import add_data_arguments
 from keras_bert.commands.task_files import encode_labels
@@ -37,6 +38,7 @@ def add_parser(subparsers):
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--output", metavar="FILE",
                         help="also write the metrics to this JSON file")
+    add_precision_argument(parser)
     add_data_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -47,15 +49,15 @@ def _evaluate(args):
     # The data is read and checked before the (slow) model load if it can.
     model, info = None, read_task_info(args.model)
     if info is None:
-        model, info = load_finetuned(args.model)
+        model, info = load_finetuned(args.model, args.precision)
     task = args.task or info["task"]
     columns = resolve_columns(task, args, info.get("columns"))
     names = args.labels or info.get("labels")
     data = read_task_data(task, args.data, columns, args.max_examples)
     data["y"] = encode_labels(task, data, names, columns)
     if model is None:
-        model, _ = load_finetuned(args.model)
-    result = {"task": task, "data": args.data,
+        model, _ = load_finetuned(args.model, args.precision)
+    result = {"task": task, "data": args.data, "precision": args.precision,
               **score(model, task, data, names, args.batch_size)}
     print(json.dumps(result, indent=2))
     if args.output:

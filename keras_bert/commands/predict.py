@@ -18,6 +18,10 @@ import json
 import os
 import sys
 
+from keras_bert.commands.precision_argument import add_precision_argument
+from keras_bert.commands.precision_argument import apply_precision
+from keras_bert.commands.precision_argument import load_overrides
+
 # Written into a fine-tuned preset: the task, label names and columns.
 TASK_FILE = "finetune.json"
 
@@ -37,6 +41,7 @@ def add_parser(subparsers):
                         help="examples, one a line (default: stdin)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--batch-size", type=int, default=32)
+    add_precision_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -70,17 +75,19 @@ def read_task_info(model_dir):
         return json.load(handle)
 
 
-def load_finetuned(model_dir):
+def load_finetuned(model_dir, precision="float32"):
     """`(model, info)`: a fine-tuned preset's model and its task info.
 
     `info` is the preset's finetune.json (see `read_task_info`); without
     one (a task preset saved from Python) the task follows the model class
-    and the labels are "LABEL_0", "LABEL_1", ...
+    and the labels are "LABEL_0", "LABEL_1", ... `precision` is a
+    `--precision` choice.
     """
     from keras_bert import checkpoints
 
     info = read_task_info(model_dir)
-    model = checkpoints.load_preset_model(model_dir)
+    model = apply_precision(checkpoints.load_preset_model(
+        model_dir, backbone_overrides=load_overrides(precision)), precision)
     if getattr(model, "preprocessor", None) is None:
         raise checkpoints.CheckpointError(
             f"{model_dir}: the model has no preprocessor, so it cannot read "
@@ -200,7 +207,7 @@ def _predict(args):
     # Bad input fails before the (slow) model load when the task is known.
     info = read_task_info(args.model)
     rows = _read_rows(args.input, info) if info else None
-    model, info = load_finetuned(args.model)
+    model, info = load_finetuned(args.model, args.precision)
     rows = rows or _read_rows(args.input, info)
     task = info["task"]
     for prediction in predictions(model, task, rows, info.get("labels"),

@@ -66,8 +66,10 @@ def run(args):
 
     try:
         vectors, metadata = read_index(args.index)
+        # Queries are embedded as the index was (`embed --precision`).
         model = load_embedder(args.model or metadata["model"],
-                              metadata.get("sequence_length"))
+                              metadata.get("sequence_length"),
+                              metadata.get("precision", "float32"))
         query_vectors = model.encode(list(args.queries), verbose=0)
         if query_vectors.shape[1] != vectors.shape[1]:
             raise ValueError(

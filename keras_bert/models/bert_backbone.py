@@ -17,6 +17,7 @@ from keras_bert.quantization import dtype_for_config
 from keras_bert.quantization import is_gemm_layer
 from keras_bert.quantization import is_quantized
 from keras_bert.quantization import needs_xla
+from keras_bert.quantization import one_garbage_collection
 from keras_bert.torch_int8 import use_fast_torch_int8
 
 
@@ -208,7 +209,7 @@ class BertBackbone(keras.Model):
         >>> model.pooler.quantization_mode, model.token_embedding.quantization_mode
         ('int8', None)
         """
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), one_garbage_collection():
             # Keras converts each JAX kernel with `np.asarray(copy=False)`,
             # which JAX answers with one warning per layer; nothing is wrong.
             warnings.filterwarnings(

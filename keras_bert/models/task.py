@@ -84,6 +84,15 @@ class TaskMixin:
                 config[key] = deserialize(config[key])
         return cls(**config)
 
+    def compile(self, *args, **kwargs):
+        super().compile(*args, **kwargs)
+        # Keras saves what "auto" resolved to on this backend (XLA on
+        # TensorFlow and JAX), and a saved True reloaded on PyTorch means
+        # torch.compile: a first predict of 20-40 s. Saved as "auto", it
+        # resolves again on the backend that loads it.
+        if kwargs.get("jit_compile", "auto") == "auto":
+            self._compile_config.config["jit_compile"] = "auto"
+
     def compile_from_config(self, config):
         # Keras skips a custom `compile` on load unless told how: the saved
         # config holds the resolved optimizer, loss and metrics objects.

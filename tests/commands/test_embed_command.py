@@ -44,6 +44,34 @@ class EmbedAndSearchCommandTest(TestCase):
         self.assertAlmostEqual(hits[0]["score"], 1.0, places=3)
         self.assertEqual(len(hits), 2)
 
+    def test_embed_and_search_in_int8_and_bfloat16(self):
+        float_vectors = self.model.encode(PASSAGES)
+        for precision in ("int8", "bfloat16"):
+            index = os.path.join(self.get_temp_dir(), f"{precision}.npy")
+            code, _ = run_cli("embed", self.texts_file, "--model",
+                              self.preset, "--output", index,
+                              "--precision", precision)
+            self.assertEqual(code, 0)
+            if precision == "int8":
+                model = BertTextEmbedder.from_preset(self.preset)
+                model.quantize("int8")
+            else:
+                model = BertTextEmbedder.from_preset(self.preset,
+                                                     dtype="bfloat16")
+            vectors = np.load(index)
+            self.assertEqual(vectors.dtype, np.float32)
+            self.assertAllClose(vectors, model.encode(PASSAGES), atol=1e-6)
+            self.assertGreater(np.abs(vectors - float_vectors).max(), 1e-6)
+            self.assertGreater(np.sum(vectors * float_vectors, -1).min(),
+                               0.95)
+            with open(os.path.splitext(index)[0] + ".json") as f:
+                self.assertEqual(json.load(f)["precision"], precision)
+            code, output = run_cli("search", index, PASSAGES[1],
+                                   "--format", "json")
+            self.assertEqual(code, 0)
+            self.assertEqual(json.loads(output)["results"][0]["text"],
+                             PASSAGES[1])
+
     def test_bad_inputs_name_the_file(self):
         with self.assertRaisesRegex(SystemExit, "missing.txt"):
             run_cli("embed", "missing.txt", "--model", self.preset)

@@ -144,6 +144,30 @@ class FinetuneCommandTest(TestCase):
         prediction = json.loads(printed)
         self.assertAlmostEqual(sum(prediction["probabilities"].values()), 1.0,
                                places=5)
+        self.assert_runs_in_lower_precision(best, inputs, prediction, data)
+
+    def assert_runs_in_lower_precision(self, best, inputs, prediction, data):
+        from keras_bert.commands.predict import load_finetuned
+
+        int8, _ = load_finetuned(best, "int8")
+        self.assertEqual(int8.backbone.pooler.quantization_mode, "int8")
+        bfloat16, _ = load_finetuned(best, "bfloat16")
+        self.assertEqual(bfloat16.backbone.compute_dtype, "bfloat16")
+        for precision in ("int8", "bfloat16"):
+            code, printed, _ = run_cli("predict", "--model", best, "--input",
+                                       inputs, "--format", "json",
+                                       "--precision", precision)
+            self.assertEqual(code, 0)
+            probabilities = json.loads(printed)["probabilities"]
+            # Close to float32's, but not float32's own numbers.
+            self.assertNotEqual(probabilities, prediction["probabilities"])
+            for label, value in prediction["probabilities"].items():
+                self.assertAlmostEqual(probabilities[label], value, delta=0.05)
+            code, printed, errors = run_cli(
+                "evaluate", "--model", best, "--data", data, "--precision",
+                precision)
+            self.assertEqual(code, 0, errors)
+            self.assertEqual(json.loads(printed)["precision"], precision)
 
     def test_pair(self):
         rows = [(a, b, "same" if a[-1] == b[-1] else "different")

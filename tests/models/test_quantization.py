@@ -279,6 +279,21 @@ class QuantizationTest(TestCase):
         self.assertEqual(explanation.graph_count, 1)
 
 
+    def test_quantize_collects_garbage_once(self):
+        # Keras collects after every dropped float kernel: 8 of the 8.2 s
+        # quantize("int8") took on MiniLM.
+        import gc
+        from unittest import mock
+
+        model = BertBackbone(**TINY)
+        collect = gc.collect
+        with mock.patch.object(gc, "collect", wraps=gc.collect) as counted:
+            model.quantize("int8")
+        self.assertEqual(counted.call_count, 1)
+        self.assertIs(gc.collect, collect)
+        self.assertEqual(model.pooler.quantization_mode, "int8")
+
+
 class IntegerGemmTest(TestCase):
 
     def test_only_last_axis_contractions_become_gemms(self):

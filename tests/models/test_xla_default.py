@@ -54,6 +54,24 @@ class XlaDefaultTest(TestCase):
         reloaded = keras.saving.load_model(path)
         self.assertEqual(reloaded.jit_compile, model.jit_compile)
 
+    def test_auto_is_saved_as_auto_and_a_choice_as_itself(self):
+        # A preset fine-tuned on TensorFlow saved jit_compile=True (what
+        # "auto" resolved to there), and PyTorch then compiled it with
+        # torch.compile on load: 43 s for a first SST-2 predict.
+        for requested in ("auto", True, False):
+            model = _classifier()
+            model.compile(jit_compile=requested)
+            path = os.path.join(self.get_temp_dir(), f"{requested}.keras")
+            model.save(path)
+            self.assertEqual(model.get_compile_config()["jit_compile"],
+                             requested)
+            reloaded = keras.saving.load_model(path)
+            self.assertEqual(reloaded.get_compile_config()["jit_compile"],
+                             requested)
+            expected = (backend() == "tensorflow" or KERAS_AUTO[backend()]
+                        if requested == "auto" else requested)
+            self.assertEqual(reloaded.jit_compile, expected)
+
     @skip_unless_backend("tensorflow")
     def test_tf_distribute_strategy_keeps_keras_choice(self):
         import tensorflow as tf
