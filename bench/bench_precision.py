@@ -111,11 +111,11 @@ def keras_accuracy(preset, compiled=False):
     import keras_bert
 
     texts, labels = sst2_dev()
+    if compiled:
+        allow_torch_recompiles()
     scores = {}
     for dtype in DTYPES:
         model = from_preset_in(keras_bert.BertClassifier, preset, dtype)
-        if compiled:
-            allow_torch_recompiles()
         if keras.config.backend() == "torch":
             # Presets fine-tuned before 0.1.0 saved XLA's jit_compile=True.
             model.jit_compile = compiled
@@ -156,13 +156,19 @@ def transformers_accuracy(preset):
     return scores
 
 
+def accuracy_workers(backends, torch_compile):
+    """{accuracy table label: worker name}, in the table's order."""
+    names = ["transformers"] + list(backends)
+    if torch_compile and "torch" in backends:
+        names.append("torch-compile")
+    return {("transformers/torch" if name == "transformers"
+             else f"keras_bert/{name}"): name for name in names}
+
+
 def accuracy_table(preset, backends, torch_compile=False):
     """Runs each library in its own process; {label: {dtype: accuracy}}."""
     table = {}
-    names = list(backends)
-    if torch_compile and "torch" in backends:
-        names.append("torch-compile")
-    for name in ["transformers"] + names:
+    for label, name in accuracy_workers(backends, torch_compile).items():
         env = dict(os.environ, **common.WORKER_ENV)
         if name != "transformers":
             env["KERAS_BACKEND"] = name.split("-")[0]
@@ -172,8 +178,6 @@ def accuracy_table(preset, backends, torch_compile=False):
             cwd=common.REPO_ROOT, env=env, capture_output=True, text=True)
         if result.returncode:
             raise RuntimeError(f"{name}: {result.stderr[-2000:]}")
-        label = ("transformers/torch" if name == "transformers"
-                 else f"keras_bert/{name}")
         table[label] = json.loads(result.stdout.strip().splitlines()[-1])
     return table
 
@@ -305,9 +309,7 @@ def in_run_order(payload):
     payload["ceilings"] = {dtype: payload["ceilings"][dtype]
                            for dtype in DTYPES if dtype in payload["ceilings"]}
     if payload.get("accuracy"):
-        labels = ["transformers/torch"] + [f"keras_bert/{backend}"
-                                           for backend in backends] + [
-            "keras_bert/torch-compile"]
+        labels = accuracy_workers(backends, args.get("torch_compile"))
         payload["accuracy"] = {label: payload["accuracy"][label]
                                for label in labels
                                if label in payload["accuracy"]}
