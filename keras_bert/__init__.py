@@ -49,6 +49,9 @@ _LAZY = {
         "keras_bert.preprocessing.tasks.bert_text_embedder_preprocessor",
     "MultipleNegativesRankingLoss":
         "keras_bert.losses.multiple_negatives_ranking_loss",
+    "SparseLogitsCrossentropy":
+        "keras_bert.losses.sparse_logits_crossentropy",
+    "SparseLogitsAccuracy": "keras_bert.metrics.sparse_logits_accuracy",
     "export_saved_model": "keras_bert.export.saved_model_export",
     "export_onnx": "keras_bert.export.onnx_export",
     "export_to_huggingface": "keras_bert.checkpoints.saving",

@@ -52,6 +52,9 @@ REGISTERED_CLASSES = {
         "keras_bert.preprocessing.tasks.bert_text_embedder_preprocessor",
     "MultipleNegativesRankingLoss":
         "keras_bert.losses.multiple_negatives_ranking_loss",
+    "SparseLogitsCrossentropy":
+        "keras_bert.losses.sparse_logits_crossentropy",
+    "SparseLogitsAccuracy": "keras_bert.metrics.sparse_logits_accuracy",
     "BertMultipleChoicePreprocessor":
         "keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor",
     "AdamW": "keras_bert.optimizers.adamw",

@@ -3,3 +3,6 @@
 from keras_bert.losses.multiple_negatives_ranking_loss import (
     MultipleNegativesRankingLoss,
 )
+from keras_bert.losses.sparse_logits_crossentropy import (
+    SparseLogitsCrossentropy,
+)

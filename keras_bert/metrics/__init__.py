@@ -2,7 +2,10 @@
 
 SQuAD v1.1 exact match/F1 with the official normalization, entity-level
 F1 for IOB1/IOB2 tagging, accuracy/F1 for classification and
-correlations for regression.
+correlations for regression. One Keras metric lives here too,
+`sparse_logits_accuracy.SparseLogitsAccuracy` (the masked-LM accuracy of
+pretraining); it is imported from its module, or as
+`keras_bert.SparseLogitsAccuracy`, so that these scores load without Keras.
 """
 
 from keras_bert.metrics.classification import classification_scores

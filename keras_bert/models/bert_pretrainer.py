@@ -3,6 +3,10 @@ import functools
 import keras
 
 from keras_bert.layers.masked_lm_head import MaskedLMHead
+from keras_bert.losses.sparse_logits_crossentropy import (
+    SparseLogitsCrossentropy,
+)
+from keras_bert.metrics.sparse_logits_accuracy import SparseLogitsAccuracy
 from keras_bert.models.task import Task
 from keras_bert.optimizers.bert_optimizer import create_optimizer
 
@@ -123,12 +127,14 @@ class BertPretrainer(Task):
         """Configures pretraining with the paper's recipe by default.
 
         Loss = L_MLM + L_NSP. L_MLM is the cross-entropy averaged over the
-        selected positions only: the dataset passes `mask_weights` as the
+        selected positions only (`SparseLogitsCrossentropy`, which gathers
+        the answer's logit instead of a one-hot of the vocabulary): the dataset passes `mask_weights` as the
         `mlm_logits` sample weight (1 for a real prediction, 0 for padding)
         and the loss divides by their sum. Logged: `loss`, each head's
         loss (`mlm_logits_loss`, `nsp_logits_loss`; without NSP `loss`
         is the MLM loss alone) and accuracy (`mlm_logits_accuracy` over the
-        masked tokens only, `nsp_logits_accuracy`).
+        masked tokens only, `SparseLogitsAccuracy`: a tie for the top logit
+        counts as a miss; `nsp_logits_accuracy`).
 
         Args:
             optimizer: "auto" for `create_optimizer(total_steps,
@@ -163,8 +169,8 @@ class BertPretrainer(Task):
             loss = {
                 # Sum over masked positions / sum of mask_weights: the mean
                 # over real predictions, whatever the padding.
-                "mlm_logits": keras.losses.SparseCategoricalCrossentropy(
-                    from_logits=True, reduction="mean_with_sample_weight"
+                "mlm_logits": SparseLogitsCrossentropy(
+                    reduction="mean_with_sample_weight"
                 )
             }
             if self.next_sentence_prediction:
@@ -178,7 +184,7 @@ class BertPretrainer(Task):
             # outputs; the MLM accuracy is logged as `mlm_logits_accuracy`
             # either way.
             weighted_metrics = {
-                "mlm_logits": [keras.metrics.SparseCategoricalAccuracy(
+                "mlm_logits": [SparseLogitsAccuracy(
                     "accuracy" if self.next_sentence_prediction
                     else "mlm_logits_accuracy")]
             }

@@ -134,3 +134,37 @@ class PretrainingDataTest(TestCase):
                      "mlm_logits_accuracy", "nsp_logits_accuracy"):
             self.assertTrue(np.all(np.isfinite(history.history[name])), name)
         self.assertEqual(int(model.optimizer.iterations), 4)
+
+    def test_logged_masked_lm_loss_and_accuracy_are_the_batchs(self):
+        # The pretrainer's default loss and accuracy (gathered logits, not
+        # Keras' one-hot and argmax) score a batch as NumPy does from the
+        # model's own outputs, padding positions left out.
+        pairs = pair_dataset(self.corpus, self.tokenizer, LENGTH,
+                             next_sentence_prediction=False)
+        x, y, weights = next(iter(batch_pairs(
+            pairs, self.tokenizer, LENGTH, 8, next_sentence_prediction=False,
+            shuffle_buffer_size=SHUFFLE)))
+        backbone = BertBackbone(
+            vocabulary_size=self.tokenizer.vocabulary_size(), num_layers=1,
+            num_heads=2, hidden_dim=16, intermediate_dim=32,
+            max_sequence_length=LENGTH)
+        model = BertPretrainer(backbone, next_sentence_prediction=False)
+        model.compile(total_steps=40, learning_rate=1e-2)
+        # Part-way to memorizing the batch, so that hits and misses both
+        # count.
+        model.fit(x, y, sample_weight=weights, epochs=15, verbose=0)
+        logits = model.predict(x, verbose=0)["mlm_logits"].astype("float64")
+        labels = y["mlm_logits"].numpy()
+        weight = weights["mlm_logits"].numpy()
+        self.assertLess(weight.sum(), weight.size)  # there is padding
+        log_z = np.log(np.exp(logits).sum(-1))
+        picked = np.take_along_axis(logits, labels[..., None], -1)[..., 0]
+        hits = np.argmax(logits, -1) == labels
+        logs = model.evaluate(x, y, sample_weight=weights, verbose=0,
+                              return_dict=True)
+        self.assertAllClose(logs["loss"],
+                            ((log_z - picked) * weight).sum() / weight.sum(),
+                            atol=1e-4, rtol=1e-5)
+        accuracy = (hits * weight).sum() / weight.sum()
+        self.assertAllClose(logs["mlm_logits_accuracy"], accuracy)
+        self.assertTrue(0.1 < accuracy < 0.9, accuracy)
