@@ -86,7 +86,7 @@ def gemm_ceiling(size, tokens, calls=5):
     return max(best.values()), best
 
 
-def _steady_rate(model, batches, steps, skip=10):
+def steady_rate(model, batches, steps, skip=10):
     """Steps/s of `fit` after its first `skip` steps: a run's rate, without
     the start of a `fit` call (tracing for a new dataset, filling the
     pipeline's buffers), which a run of thousands of steps pays once. The
@@ -96,24 +96,30 @@ def _steady_rate(model, batches, steps, skip=10):
     return budget.measure_step_rate(model, batches)
 
 
-def worker(args):
-    import keras
-
-    from keras_bert.configs import get_backbone_config
+def prepared_job(base, config, scratch):
+    """A default-recipe `PretrainingJob` on a finished run's corpus and
+    vocabulary (`base`), its model built and compiled, in `scratch`."""
     from keras_bert.training.pretraining.pretraining_job import PretrainingJob
     from keras_bert.training.pretraining.pretraining_settings import (
         PretrainingSettings,
     )
 
     settings = PretrainingSettings(
-        corpus_files=sorted(glob.glob(os.path.join(args.base, "corpus",
-                                                   "*.txt"))),
-        corpus_format="sentences",
-        vocabulary=os.path.join(args.base, "vocab.txt"), config=args.config,
-        steps=1000, minutes=None)
-    job = PretrainingJob(os.path.join(args.scratch, args.config), settings,
+        corpus_files=sorted(glob.glob(os.path.join(base, "corpus", "*.txt"))),
+        corpus_format="sentences", vocabulary=os.path.join(base, "vocab.txt"),
+        config=config, steps=1000, minutes=None)
+    job = PretrainingJob(os.path.join(scratch, config), settings,
                          print_fn=None)
     job.prepare()
+    return job
+
+
+def worker(args):
+    import keras
+
+    from keras_bert.configs import get_backbone_config
+
+    job = prepared_job(args.base, args.config, args.scratch)
     s = job.settings
     batches = job.training_batches()
     steps = args.steps
@@ -125,8 +131,8 @@ def worker(args):
 
     cached = batches.take(8).cache().repeat()
     job.model.fit(cached, steps_per_epoch=3, epochs=1, verbose=0)
-    cached_rate = _steady_rate(job.model, cached, steps)
-    streamed = _steady_rate(job.model, batches, steps)
+    cached_rate = steady_rate(job.model, cached, steps)
+    streamed = steady_rate(job.model, batches, steps)
 
     size = get_backbone_config(s.config)
     masks = job.training_batches().element_spec[0]["mask_positions"].shape[1]

@@ -14,7 +14,8 @@ class SparseLogitsAccuracy(keras.metrics.MeanMetricWrapper):
     runs as a scalar loop on CPUs (11 ms of a 150 ms JAX step of BERT tiny
     at 8,000 tokens). This metric gathers the label's logit and counts
     the logits at or above it, one vectorized pass: a hit when that count
-    is 1. The same value as the argmax's except on an exact tie for the
+    is 1 (on PyTorch, where the top 2 is the faster pass: when the label's
+    logit is the first of the top 2 and the second is lower). The same value as the argmax's except on an exact tie for the
     highest logit, which counts as a miss here (the argmax would count it
     a hit when the label is the first of the tied ids), so a model whose
     logits are all equal, or all infinite, scores 0 rather than its
@@ -50,5 +51,16 @@ def top_logit_hits(y_true, y_pred):
     labels = sparse_labels(y_true, y_pred, "SparseLogitsAccuracy")
     picked = ops.take_along_axis(y_pred, ops.expand_dims(labels, -1),
                                  axis=-1)
-    at_or_above = ops.sum(ops.cast(ops.greater_equal(y_pred, picked), "int32"), axis=-1)
-    return ops.cast(ops.equal(at_or_above, 1), "float32")
+    if keras.config.backend() == "torch":
+        # PyTorch's top 2 is one fast pass (3 ms at 640 x 8,000 on a CPU)
+        # where summing a comparison takes 17; XLA sorts for top_k, so the
+        # other backends count.
+        top_two = ops.top_k(y_pred, 2, sorted=True)[0]
+        hits = ops.logical_and(
+            ops.greater_equal(ops.squeeze(picked, -1), top_two[..., 0]),
+            ops.less(top_two[..., 1], top_two[..., 0]))
+    else:
+        at_or_above = ops.sum(
+            ops.cast(ops.greater_equal(y_pred, picked), "int32"), axis=-1)
+        hits = ops.equal(at_or_above, 1)
+    return ops.cast(hits, "float32")

@@ -1,0 +1,144 @@
+"""The masked-LM loss and accuracy: Keras' against keras_bert's, per backend.
+
+`BertPretrainer` compiles its masked-LM head with
+`keras_bert.SparseLogitsCrossentropy` and `SparseLogitsAccuracy`, which
+gather the answer's logit; Keras' `SparseCategoricalCrossentropy` (on JAX
+a one-hot of the vocabulary) and `SparseCategoricalAccuracy` (an argmax)
+walk the whole `(batch, masks, vocabulary)` block more often. In one
+process per backend, the default recipe's model is compiled each way in
+turn, `rounds` times alternating, and its training steps/s timed inside
+`fit` on cached batches (`bench.pretrain_throughput.steady_rate`); the
+table gives the medians and the paired ratio.
+
+    python -m bench.pretrain_loss --base RUN_DIR --rounds 3 --table
+
+Writes the "The masked-LM loss and accuracy" section of docs/pretraining.md
+with `--table`.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+from bench.common import REPO_ROOT
+from bench.common import WORKER_ENV
+from bench.common import machine_info
+from bench.common import write_section
+
+DOC = os.path.join(REPO_ROOT, "docs", "pretraining.md")
+SECTION = "### The masked-LM loss and accuracy"
+VARIANTS = ("keras", "keras_bert")
+
+
+def compile_arguments(variant, next_sentence_prediction):
+    """`compile` keywords for one variant's masked-LM loss and accuracy."""
+    import keras
+
+    if variant == "keras_bert":
+        return {}  # BertPretrainer's defaults
+    name = ("accuracy" if next_sentence_prediction
+            else "mlm_logits_accuracy")
+    return {"loss": {"mlm_logits": keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, reduction="mean_with_sample_weight")},
+            "weighted_metrics": {"mlm_logits": [
+                keras.metrics.SparseCategoricalAccuracy(name)]}}
+
+
+def worker(args):
+    import keras
+
+    from bench.pretrain_throughput import prepared_job
+    from bench.pretrain_throughput import steady_rate
+
+    job = prepared_job(args.base, args.config, args.scratch)
+    model = job.model
+    optimizer = model.optimizer
+    cached = job.training_batches().take(8).cache().repeat()
+    rates = {variant: [] for variant in VARIANTS}
+    for _ in range(args.rounds):
+        for variant in VARIANTS:
+            model.compile(optimizer=optimizer, **compile_arguments(
+                variant, job.settings.next_sentence_prediction))
+            rates[variant].append(steady_rate(model, cached, args.steps))
+    return {"backend": keras.config.backend(), "config": args.config,
+            "vocabulary": job.tokenizer.vocabulary_size(),
+            "batch": job.settings.batch_size,
+            "length": job.settings.sequence_length, "rates": rates}
+
+
+def table(payload):
+    lines = [
+        "`python -m bench.pretrain_loss --base RUN_DIR --rounds "
+        f"{payload['rounds']} --table`: one process per backend, the "
+        "default recipe's model compiled with each masked-LM loss and "
+        "accuracy in turn, training steps/s inside `fit` on cached "
+        "batches, medians over the rounds; the ratio is the median of the "
+        "rounds' paired ratios.",
+        "",
+        f"CPU: {payload['machine']['cpu']}, {payload['machine']['cores']} "
+        f"cores, flags {' '.join(payload['machine']['isa'])}; load "
+        f"{payload['machine']['load_average_at_start']} at the start.",
+        "",
+        "| model, backend | vocabulary | Keras' loss and accuracy, steps/s "
+        "| keras_bert's, steps/s | keras_bert / Keras |",
+        "|---|---|---|---|---|",
+    ]
+    for row in payload["rows"]:
+        keras_rates = np.array(row["rates"]["keras"])
+        ours = np.array(row["rates"]["keras_bert"])
+        lines.append(
+            f"| {row['config']} {row['batch']}x{row['length']}, "
+            f"{row['backend']} | {row['vocabulary']:,} | "
+            f"{np.median(keras_rates):.2f} | {np.median(ours):.2f} | "
+            f"{np.median(ours / keras_rates):.2f}x |")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--base", required=True)
+    parser.add_argument("--config", default="tiny")
+    parser.add_argument("--backends", nargs="+",
+                        default=["tensorflow", "jax", "torch"])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--scratch", default="/tmp/pretrain_loss")
+    parser.add_argument("--output")
+    parser.add_argument("--table", action="store_true")
+    parser.add_argument("--worker", action="store_true")
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args)))
+        return
+    payload = {"machine": machine_info(), "rounds": args.rounds, "rows": []}
+    for backend in args.backends:
+        scratch = os.path.join(args.scratch, backend)
+        # A fresh job each time (a job refuses a used directory).
+        shutil.rmtree(scratch, ignore_errors=True)
+        command = [sys.executable, "-m", "bench.pretrain_loss", "--worker",
+                   "--base", args.base, "--config", args.config,
+                   "--rounds", str(args.rounds), "--steps", str(args.steps),
+                   "--scratch", scratch]
+        completed = subprocess.run(
+            command, cwd=REPO_ROOT, capture_output=True, text=True,
+            env={**os.environ, **WORKER_ENV, "KERAS_BACKEND": backend})
+        if completed.returncode:
+            raise SystemExit(completed.stderr[-4000:])
+        payload["rows"].append(
+            json.loads(completed.stdout.strip().splitlines()[-1]))
+        print(table(payload).splitlines()[-1], flush=True)
+    if args.output:
+        with open(args.output, "w") as file:
+            json.dump(payload, file, indent=1)
+    if args.table:
+        write_section(DOC, SECTION, f"{SECTION}\n\n<!-- written by "
+                      "bench/pretrain_loss.py --table -->\n\n" + table(payload))
+
+
+if __name__ == "__main__":
+    main()
