@@ -137,7 +137,8 @@ def main():
             json.dump(payload, file, indent=1)
     if args.table:
         write_section(DOC, SECTION, f"{SECTION}\n\n<!-- written by "
-                      "bench/pretrain_loss.py --table -->\n\n" + table(payload))
+                      "bench/pretrain_loss.py --table -->\n\n"
+                      + table(payload))
 
 
 if __name__ == "__main__":

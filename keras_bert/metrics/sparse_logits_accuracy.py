@@ -15,11 +15,11 @@ class SparseLogitsAccuracy(keras.metrics.MeanMetricWrapper):
     at 8,000 tokens). This metric gathers the label's logit and counts
     the logits at or above it, one vectorized pass: a hit when that count
     is 1 (on PyTorch, where the top 2 is the faster pass: when the label's
-    logit is the first of the top 2 and the second is lower). The same value as the argmax's except on an exact tie for the
-    highest logit, which counts as a miss here (the argmax would count it
-    a hit when the label is the first of the tied ids), so a model whose
-    logits are all equal, or all infinite, scores 0 rather than its
-    share of label 0.
+    logit is the first of the top 2 and the second is lower). The same
+    value as the argmax's except on an exact tie for the highest logit,
+    which counts as a miss here (the argmax would count it a hit when the
+    label is the first of the tied ids), so a model whose logits are all
+    equal, or all infinite, scores 0 rather than its share of label 0.
 
     Labels must be valid ids; positions that do not count take a sample
     weight of 0 (`BertPretrainer` compiles this as a weighted metric).

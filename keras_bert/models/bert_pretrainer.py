@@ -128,9 +128,10 @@ class BertPretrainer(Task):
 
         Loss = L_MLM + L_NSP. L_MLM is the cross-entropy averaged over the
         selected positions only (`SparseLogitsCrossentropy`, which gathers
-        the answer's logit instead of a one-hot of the vocabulary): the dataset passes `mask_weights` as the
-        `mlm_logits` sample weight (1 for a real prediction, 0 for padding)
-        and the loss divides by their sum. Logged: `loss`, each head's
+        the answer's logit instead of a one-hot of the vocabulary): the
+        dataset passes `mask_weights` as the `mlm_logits` sample weight (1
+        for a real prediction, 0 for padding) and the loss divides by their
+        sum. Logged: `loss`, each head's
         loss (`mlm_logits_loss`, `nsp_logits_loss`; without NSP `loss`
         is the MLM loss alone) and accuracy (`mlm_logits_accuracy` over the
         masked tokens only, `SparseLogitsAccuracy`: a tie for the top logit

@@ -87,7 +87,8 @@ class SparseLogitsCrossentropyTest(TestCase):
             atol=1e-4, rtol=1e-5)
 
     def test_label_shape_that_does_not_match_is_refused(self):
-        with pytest.raises(ValueError, match=r"labels \(3, 5\).*\(3, 4, 1000\)"):
+        with pytest.raises(ValueError,
+                           match=r"labels \(3, 5\).*\(3, 4, 1000\)"):
             SparseLogitsCrossentropy()(np.zeros((3, 5), "int32"),
                                        self.logits)
 
