@@ -9,7 +9,6 @@ accuracy next to baselines.
 import argparse
 import json
 import time
-import warnings
 
 from keras_bert.commands.distribution_arguments import (
     add_distribution_arguments)
@@ -144,13 +143,6 @@ def settings_from_args(args):
 def run(args):
     started = time.perf_counter()
     import keras
-
-    # Masked LM only leaves the pooler unread; TensorFlow's optimizer then
-    # warns at every compile that it has no gradient (JAX and torch see a
-    # zero one). Nothing is wrong: the pooler is trained by fine-tuning.
-    warnings.filterwarnings(
-        "ignore", message=r"Gradients do not exist for variables "
-        r"\['pooler/kernel', 'pooler/bias'\]")
 
     from keras_bert.training.pretraining.pretraining_job import PretrainingJob
     from keras_bert.training.pretraining.pretraining_logger import (

@@ -1,4 +1,5 @@
 import functools
+import warnings
 
 import keras
 
@@ -9,6 +10,9 @@ from keras_bert.losses.sparse_logits_crossentropy import (
 from keras_bert.metrics.sparse_logits_accuracy import SparseLogitsAccuracy
 from keras_bert.models.task import Task
 from keras_bert.optimizers.bert_optimizer import create_optimizer
+
+UNREAD_POOLER_WARNING = (r"Gradients do not exist for variables "
+                         r"\['pooler/kernel', 'pooler/bias'\]")
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -199,6 +203,18 @@ class BertPretrainer(Task):
             weighted_metrics=weighted_metrics,
             **kwargs,
         )
+
+    def fit(self, *args, **kwargs):
+        """`Task.fit`; masked LM only, without TensorFlow's warning that
+        the pooler has no gradient."""
+        if self.next_sentence_prediction:
+            return super().fit(*args, **kwargs)
+        with warnings.catch_warnings():
+            # Masked LM only leaves the pooler unread, and TensorFlow's
+            # optimizer warns when it compiles the step (JAX and PyTorch
+            # see a zero gradient). Nothing is wrong: fine-tuning trains it.
+            warnings.filterwarnings("ignore", message=UNREAD_POOLER_WARNING)
+            return super().fit(*args, **kwargs)
 
     def get_config(self):
         config = super().get_config()

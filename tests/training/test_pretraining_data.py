@@ -1,4 +1,5 @@
 import os
+import warnings
 import zlib
 
 import keras
@@ -168,3 +169,27 @@ class PretrainingDataTest(TestCase):
         accuracy = (hits * weight).sum() / weight.sum()
         self.assertAllClose(logs["mlm_logits_accuracy"], accuracy)
         self.assertTrue(0.1 < accuracy < 0.9, accuracy)
+
+    def test_masked_lm_only_fit_keeps_quiet_about_the_unread_pooler(self):
+        # TensorFlow warns that the pooler, unread without NSP, has no
+        # gradient; BertPretrainer.fit leaves that one warning out, and
+        # only while it fits.
+        pairs = pair_dataset(self.corpus, self.tokenizer, LENGTH,
+                             next_sentence_prediction=False)
+        batches = batch_pairs(pairs, self.tokenizer, LENGTH, 8,
+                              next_sentence_prediction=False,
+                              shuffle_buffer_size=SHUFFLE)
+        backbone = BertBackbone(
+            vocabulary_size=self.tokenizer.vocabulary_size(), num_layers=1,
+            num_heads=2, hidden_dim=16, intermediate_dim=32,
+            max_sequence_length=LENGTH)
+        model = BertPretrainer(backbone, next_sentence_prediction=False)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model.fit(batches, steps_per_epoch=2, epochs=1, verbose=0)
+            warnings.warn("Gradients do not exist for variables "
+                          "['pooler/kernel', 'pooler/bias'] (after fit)")
+        messages = [str(w.message) for w in caught
+                    if "Gradients do not exist" in str(w.message)]
+        self.assertEqual(len(messages), 1)
+        self.assertIn("(after fit)", messages[0])
