@@ -19,16 +19,13 @@ with `--table`.
 import argparse
 import json
 import os
-import shutil
-import subprocess
-import sys
 
 import numpy as np
 
 from bench.common import REPO_ROOT
-from bench.common import WORKER_ENV
 from bench.common import machine_info
-from bench.common import write_section
+from bench.pretrain_throughput import run_job_worker
+from bench.pretrain_throughput import write_outputs
 
 DOC = os.path.join(REPO_ROOT, "docs", "pretraining.md")
 SECTION = "### The masked-LM loss and accuracy"
@@ -117,28 +114,13 @@ def main():
         return
     payload = {"machine": machine_info(), "rounds": args.rounds, "rows": []}
     for backend in args.backends:
-        scratch = os.path.join(args.scratch, backend)
-        # A fresh job each time (a job refuses a used directory).
-        shutil.rmtree(scratch, ignore_errors=True)
-        command = [sys.executable, "-m", "bench.pretrain_loss", "--worker",
-                   "--base", args.base, "--config", args.config,
-                   "--rounds", str(args.rounds), "--steps", str(args.steps),
-                   "--scratch", scratch]
-        completed = subprocess.run(
-            command, cwd=REPO_ROOT, capture_output=True, text=True,
-            env={**os.environ, **WORKER_ENV, "KERAS_BACKEND": backend})
-        if completed.returncode:
-            raise SystemExit(completed.stderr[-4000:])
-        payload["rows"].append(
-            json.loads(completed.stdout.strip().splitlines()[-1]))
+        payload["rows"].append(run_job_worker(
+            "bench.pretrain_loss", backend,
+            os.path.join(args.scratch, backend),
+            ["--base", args.base, "--config", args.config,
+             "--rounds", str(args.rounds), "--steps", str(args.steps)]))
         print(table(payload).splitlines()[-1], flush=True)
-    if args.output:
-        with open(args.output, "w") as file:
-            json.dump(payload, file, indent=1)
-    if args.table:
-        write_section(DOC, SECTION, f"{SECTION}\n\n<!-- written by "
-                      "bench/pretrain_loss.py --table -->\n\n"
-                      + table(payload))
+    write_outputs(args, payload, DOC, SECTION, "bench/pretrain_loss.py", table)
 
 
 if __name__ == "__main__":

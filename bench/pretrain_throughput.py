@@ -114,6 +114,31 @@ def prepared_job(base, config, scratch):
     return job
 
 
+def run_job_worker(module, backend, scratch, arguments):
+    """Runs `python -m module --worker ARGUMENTS --scratch scratch` under
+    `backend` in a fresh `scratch` (a job refuses a used directory) and
+    returns the JSON of its last output line."""
+    shutil.rmtree(scratch, ignore_errors=True)
+    command = [sys.executable, "-m", module, "--worker", *arguments,
+               "--scratch", scratch]
+    completed = subprocess.run(
+        command, cwd=REPO_ROOT, capture_output=True, text=True,
+        env={**os.environ, **WORKER_ENV, "KERAS_BACKEND": backend})
+    if completed.returncode:
+        raise SystemExit(completed.stderr[-4000:])
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def write_outputs(args, payload, doc, section, script, table):
+    """`--output`'s JSON and `--table`'s docs section of a bench run."""
+    if args.output:
+        with open(args.output, "w") as file:
+            json.dump(payload, file, indent=1)
+    if args.table:
+        write_section(doc, section, f"{section}\n\n<!-- written by "
+                      f"{script} --table -->\n\n" + table(payload))
+
+
 def worker(args):
     import keras
 
@@ -206,26 +231,14 @@ def main():
     payload = {"machine": machine_info(), "rows": []}
     for config in args.configs:
         for backend in args.backends:
-            scratch = os.path.join(args.scratch, backend)
-            # A fresh job each time (a job refuses a used directory).
-            shutil.rmtree(scratch, ignore_errors=True)
-            command = [sys.executable, "-m", "bench.pretrain_throughput",
-                       "--worker", "--base", args.base, "--config", config,
-                       "--steps", str(args.steps), "--scratch", scratch]
-            completed = subprocess.run(
-                command, cwd=REPO_ROOT, capture_output=True, text=True,
-                env={**os.environ, **WORKER_ENV, "KERAS_BACKEND": backend})
-            if completed.returncode:
-                raise SystemExit(completed.stderr[-4000:])
-            payload["rows"].append(
-                json.loads(completed.stdout.strip().splitlines()[-1]))
+            payload["rows"].append(run_job_worker(
+                "bench.pretrain_throughput", backend,
+                os.path.join(args.scratch, backend),
+                ["--base", args.base, "--config", config,
+                 "--steps", str(args.steps)]))
             print(table(payload).splitlines()[-1], flush=True)
-    if args.output:
-        with open(args.output, "w") as file:
-            json.dump(payload, file, indent=1)
-    if args.table:
-        write_section(DOC, SECTION, f"{SECTION}\n\n<!-- written by "
-                      "bench/pretrain_throughput.py --table -->\n\n" + table(payload))
+    write_outputs(args, payload, DOC, SECTION, "bench/pretrain_throughput.py",
+                  table)
 
 
 if __name__ == "__main__":
