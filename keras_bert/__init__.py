@@ -7,11 +7,18 @@ tokenizer, the data pipeline or a SavedModel is asked for. Keras still finds
 every keras_bert class when it loads a `.keras` file or a preset:
 `serialization.register_when_keras_imports` lists them in Keras' registry
 as soon as Keras is imported.
+
+Importing it also lets glibc's malloc keep freed memory for reuse
+(`tune_malloc`; `KERAS_BERT_TUNE_MALLOC=0` opts out): done here, before
+Keras starts a backend's threads, because a thread keeps the allocator
+arena it first used.
 """
 
 import importlib
 
 from keras_bert import serialization
+from keras_bert.memory import tune_malloc
+from keras_bert.memory import tune_malloc_unless_opted_out
 from keras_bert.version import __version__
 
 # Public name -> module that defines it (or the subpackage itself),
@@ -63,8 +70,9 @@ _LAZY = {
     "attention_map": "keras_bert.visualization.plot_attention",
 }
 
-__all__ = sorted(["__version__"] + list(_LAZY))
+__all__ = sorted(["__version__", "tune_malloc"] + list(_LAZY))
 
+tune_malloc_unless_opted_out()
 serialization.register_when_keras_imports()
 
 
