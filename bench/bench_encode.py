@@ -133,6 +133,7 @@ def main():
     parser.add_argument("--one-per-row", action="store_true",
                         help="also keras_bert with share_rows=False (length "
                              "buckets, one text a row)")
+    common.add_reference_malloc_argument(parser)
     parser.add_argument("--output")
     args = parser.parse_args()
     if args.worker:
@@ -142,7 +143,8 @@ def main():
         return
     machine = common.machine_info()
     results = common.run_workers("bench.bench_encode", groups(args),
-                                 args.rounds, calls=1)
+                                 args.rounds, calls=1,
+                                 reference_malloc=args.reference_malloc)
     payload = {"machine": machine, "args": vars(args),
                "table": summarize(results, args), "raw": results,
                "load_average_at_end": round(os.getloadavg()[0], 2)}

@@ -272,7 +272,9 @@ def format_docs(payload):
         f"{machine['cores']} cores, {machine['cpu']}; ISA flags "
         f"{', '.join(machine['isa'])}; 1-minute load average "
         f"{machine['load_average_at_start']} before, "
-        f"{payload['load_after']:.1f} after. Milliseconds per forward "
+        f"{payload['load_after']:.1f} after. transformers' malloc: "
+        + common.MALLOC_WORDS[args.get("reference_malloc", "default")]
+        + ". Milliseconds per forward "
         "(median of all timed calls); speed-ups are medians over rounds "
         "of same-round ratios (above 1: faster). GEMM ceilings (GFLOP/s): "
         + ", ".join(f"{k} {v:.0f}" for k, v in payload["ceilings"].items())
@@ -332,6 +334,7 @@ def main():
                         "with torch.compile")
     parser.add_argument("--accuracy", metavar="PRESET",
                         help="a fine-tuned SST-2 classifier preset to score")
+    common.add_reference_malloc_argument(parser)
     parser.add_argument("--output")
     parser.add_argument("--write-docs", action="store_true",
                         help="replace --section in docs/performance.md")
@@ -371,8 +374,9 @@ def main():
         print(json.dumps(payload["accuracy"], indent=1))
     group = members(backends, args.dtypes.split(","), batch, length,
                     args.served, args.torch_compile)
-    results = common.run_workers("bench.bench_precision", {"all": group},
-                                 args.rounds, args.calls)["all"]
+    results = common.run_workers(
+        "bench.bench_precision", {"all": group}, args.rounds, args.calls,
+        reference_malloc=args.reference_malloc)["all"]
     config = common.read_config(common.minilm_dir())
     payload["rows"], payload["ceilings"] = summarize(results, config, batch,
                                                      length)

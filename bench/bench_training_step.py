@@ -149,6 +149,7 @@ def main():
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument("--torch-compile", action="store_true",
                         help="also keras_bert on torch with jit_compile=True")
+    common.add_reference_malloc_argument(parser)
     parser.add_argument("--output")
     args = parser.parse_args()
     if args.worker:
@@ -169,7 +170,8 @@ def main():
     }
     started = time.time()
     results = common.run_workers("bench.bench_training_step", groups,
-                                 args.rounds, args.calls)
+                                 args.rounds, args.calls,
+                                 reference_malloc=args.reference_malloc)
     summary = {}
     for group, entries in results.items():
         summary[group] = {

@@ -91,6 +91,10 @@ def serve(prepare):
     prepares); replies `{"times": [...]}` or `{"error": "..."}`. A case is
     prepared (built, compiled, called twice untimed) once and cached.
     """
+    # Before any computation: its malloc settings hold only for threads that
+    # allocate after them (no-op under KERAS_BERT_TUNE_MALLOC=0).
+    import keras_bert  # noqa: F401
+
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -224,15 +228,47 @@ def first_cpus(count):
     return set(sorted(os.sched_getaffinity(0))[:count]) if count else None
 
 
+# What a reference library's worker (transformers, sentence-transformers)
+# gets for malloc: keras_bert's own workers always run with the settings
+# `import keras_bert` makes (keras_bert/memory.py).
+MALLOC_WORDS = {
+    "default": "glibc's defaults, as its users run it (keras_bert's "
+               "process: its own settings, `tune_malloc`)",
+    "tuned": "keras_bert's settings too (`GLIBC_TUNABLES`), as keras_bert's "
+             "process",
+}
+
+
+def reference_malloc_env(setting):
+    """A reference worker's environment for `setting` ("default" or
+    "tuned", given from the start through GLIBC_TUNABLES); either way an
+    `import keras_bert` in it (for data) is kept from changing malloc."""
+    from keras_bert import memory
+
+    env = {memory.OPT_OUT_VARIABLE: "0"}
+    if setting == "tuned":
+        env["GLIBC_TUNABLES"] = memory.GLIBC_TUNABLES
+    return env
+
+
+def add_reference_malloc_argument(parser):
+    parser.add_argument(
+        "--reference-malloc", choices=sorted(MALLOC_WORDS),
+        default="default", help="the reference library's malloc: glibc's "
+        "defaults (as its users run it) or keras_bert's settings")
+
+
 def run_workers(module, groups, rounds, calls, log=print, env=None,
-                cpus=None):
+                cpus=None, reference_malloc="default"):
     """Starts the workers the groups name, runs them interleaved, stops them.
 
-    A worker name `keras-BACKEND` runs with `KERAS_BACKEND=BACKEND`; `env`
-    is added to every worker's environment; `cpus` (a set of CPU ids, see
-    `first_cpus`) pins every worker to those CPUs. Environment variables
-    alone do not limit every library: XLA:CPU in JAX sizes its thread pool
-    from the CPUs it may run on and ignores the thread settings.
+    A worker name `keras-BACKEND` runs with `KERAS_BACKEND=BACKEND`, any
+    other (a reference library's) with `reference_malloc_env(
+    reference_malloc)`; `env` is added to every worker's environment;
+    `cpus` (a set of CPU ids, see `first_cpus`) pins every worker to those
+    CPUs. Environment variables alone do not limit every library: XLA:CPU
+    in JAX sizes its thread pool from the CPUs it may run on and ignores
+    the thread settings.
     """
     names = sorted({worker for members in groups.values()
                     for _, worker, _ in members})
@@ -242,6 +278,8 @@ def run_workers(module, groups, rounds, calls, log=print, env=None,
             env = dict(env_all)
             if name.startswith("keras-"):
                 env["KERAS_BACKEND"] = name.split("-", 1)[1]
+            else:
+                env.update(reference_malloc_env(reference_malloc))
             workers[name] = Worker(module, name, env, cpus=cpus)
             log(f"worker {name}: CPUs {workers[name].cpus}")
         return run_interleaved(workers, groups, rounds, calls, log=log)

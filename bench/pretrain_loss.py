@@ -24,6 +24,7 @@ import numpy as np
 
 from bench.common import REPO_ROOT
 from bench.common import machine_info
+from bench.pretrain_throughput import add_job_bench_arguments
 from bench.pretrain_throughput import run_job_worker
 from bench.pretrain_throughput import write_outputs
 
@@ -98,16 +99,7 @@ def table(payload):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--base", required=True)
-    parser.add_argument("--config", default="tiny")
-    parser.add_argument("--backends", nargs="+",
-                        default=["tensorflow", "jax", "torch"])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--scratch", default="/tmp/pretrain_loss")
-    parser.add_argument("--output")
-    parser.add_argument("--table", action="store_true")
-    parser.add_argument("--worker", action="store_true")
+    add_job_bench_arguments(parser, rounds=3, scratch="/tmp/pretrain_loss")
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(args)))

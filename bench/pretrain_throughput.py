@@ -114,19 +114,35 @@ def prepared_job(base, config, scratch):
     return job
 
 
-def run_job_worker(module, backend, scratch, arguments):
+def run_job_worker(module, backend, scratch, arguments, env=None):
     """Runs `python -m module --worker ARGUMENTS --scratch scratch` under
-    `backend` in a fresh `scratch` (a job refuses a used directory) and
-    returns the JSON of its last output line."""
+    `backend` (and `env`'s variables) in a fresh `scratch` (a job refuses
+    a used directory) and returns the JSON of its last output line."""
     shutil.rmtree(scratch, ignore_errors=True)
     command = [sys.executable, "-m", module, "--worker", *arguments,
                "--scratch", scratch]
     completed = subprocess.run(
         command, cwd=REPO_ROOT, capture_output=True, text=True,
-        env={**os.environ, **WORKER_ENV, "KERAS_BACKEND": backend})
+        env={**os.environ, **WORKER_ENV, **(env or {}),
+             "KERAS_BACKEND": backend})
     if completed.returncode:
         raise SystemExit(completed.stderr[-4000:])
     return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def add_job_bench_arguments(parser, rounds, scratch):
+    """The flags of a bench that runs `run_job_worker` per backend and
+    round (`bench.pretrain_loss`, `bench.malloc_reuse`)."""
+    parser.add_argument("--base", required=True)
+    parser.add_argument("--config", default="tiny")
+    parser.add_argument("--backends", nargs="+",
+                        default=["tensorflow", "jax", "torch"])
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--scratch", default=scratch)
+    parser.add_argument("--output")
+    parser.add_argument("--table", action="store_true")
+    parser.add_argument("--worker", action="store_true")
 
 
 def write_outputs(args, payload, doc, section, script, table):

@@ -36,7 +36,10 @@ import types
 
 from bench.common import REPO_ROOT
 from bench.common import WORKER_ENV
+from bench.common import MALLOC_WORDS
+from bench.common import add_reference_malloc_argument
 from bench.common import machine_info
+from bench.common import reference_malloc_env
 from bench.common import write_section
 
 DOC = os.path.join(REPO_ROOT, "docs", "pretraining.md")
@@ -235,6 +238,8 @@ def run(name, args):
         command.append("--nsp" if args.nsp else "--no-nsp")
     env = {**os.environ, **WORKER_ENV,
            "KERAS_BACKEND": backend or "tensorflow"}
+    if library == "transformers":
+        env.update(reference_malloc_env(args.reference_malloc))
     load = os.getloadavg()[0]
     completed = subprocess.run(command, env=env, cwd=REPO_ROOT,
                                capture_output=True, text=True)
@@ -258,7 +263,10 @@ def table(payload):
         f"Budget: {payload['minutes']:g} min of training per library; "
         f"{payload['recipe']} recipe, BERT {payload['config']}; CPU: "
         f"{payload['machine']['cpu']}, {payload['machine']['cores']} cores, "
-        f"flags {' '.join(payload['machine']['isa'])}.",
+        f"flags {' '.join(payload['machine']['isa'])}."
+        # Runs from before the malloc settings had glibc's defaults in all.
+        + (f" transformers' malloc: {MALLOC_WORDS[malloc]}."
+           if (malloc := payload.get("reference_malloc")) else ""),
         "",
         "| library | steps | steps/s | held-out masked-token acc. | MLM "
         "loss | NSP acc. (majority) | load |",
@@ -286,6 +294,7 @@ def main():
     parser.add_argument("--nsp", action=argparse.BooleanOptionalAction,
                         help="default: the recipe's")
     parser.add_argument("--runs", nargs="+", default=list(RUNS))
+    add_reference_malloc_argument(parser)
     parser.add_argument("--scratch", default="/tmp/pretrain_vs_transformers")
     parser.add_argument("--output")
     parser.add_argument("--table", action="store_true")
@@ -304,6 +313,7 @@ def main():
     else:
         payload = {"minutes": args.minutes, "config": args.config,
                    "recipe": args.recipe, "machine": machine_info(),
+                   "reference_malloc": args.reference_malloc,
                    "rows": []}
         for name in args.runs:
             payload["rows"].append(run(name, args))
