@@ -8,6 +8,7 @@ int8 all-MiniLM-L6-v2 in docs/performance.md ("Lower precision").
 """
 
 import functools
+import platform
 
 import keras
 
@@ -21,7 +22,10 @@ def use_fast_torch_int8():
       0.07-0.24x its float32). The backend's `matmul` and `einsum` send
       int8 CPU products of the forms a quantized `Dense` and `EinsumDense`
       compute (`(..., k) @ (k, n)`, and an einsum that contracts the
-      input's last axis with the kernel's first) to `torch._int_mm`.
+      input's last axis with the kernel's first) to `torch._int_mm`, or,
+      on an x86 CPU without int8 dot-product instructions (VNNI, AMX),
+      where `_int_mm` is slower still, to float32 GEMMs that give the
+      same int32 result exactly (`_int8_gemm_in_float32`).
     * Activation quantization (`keras.quantizers.abs_max_quantize`, once
       per GEMM): Keras clips with tensor bounds, a kernel 6x slower than a
       clamp to numbers; float32 CPU tensors take the same arithmetic in
@@ -48,6 +52,8 @@ def use_fast_torch_int8():
 
     if getattr(torch_numpy.matmul, "fast_torch_int8", False):
         return
+    global _int_mm_is_fast
+    _int_mm_is_fast = cpu_has_int8_dot_products()
     keras_matmul, keras_einsum = torch_numpy.matmul, torch_numpy.einsum
     keras_transpose = torch_numpy.transpose
     keras_quantize = quantizers.abs_max_quantize
@@ -124,8 +130,74 @@ def _int8_gemm(x, kernel):
     import torch
 
     rows = x.reshape(-1, x.shape[-1]).contiguous()
-    out = torch._int_mm(rows, kernel.contiguous())
+    if _int_mm_is_fast:
+        out = torch._int_mm(rows, kernel.contiguous())
+    else:
+        out = _int8_gemm_in_float32(rows, kernel)
     return out.reshape(*x.shape[:-1], kernel.shape[-1])
+
+
+# int8 products are at most 128 * 128 = 2**14 in magnitude, so a sum of
+# up to 2**10 of them, and every partial sum on the way, is an integer of
+# at most 2**24: exact in float32, whatever order the GEMM adds in.
+_EXACT_FLOAT32_DEPTH = 1024
+
+
+def _int8_gemm_in_float32(rows, kernel):
+    """`rows @ kernel` (2-D int8) in int32, exactly, from float32 GEMMs.
+
+    Where the CPU has no int8 dot-product instructions, PyTorch's
+    `_int_mm` multiplies at a few GFLOP/s (a quantized MiniLM ran at 0.23x
+    its float32 on an AVX2 machine), while float32 GEMMs run at the
+    machine's full rate. Each slice of at most 1,024 of the contracted
+    axis is one float32 GEMM with an exact result; the slices are added
+    in int32, as `_int_mm` accumulates.
+    """
+    # Only reached with torch tensors (`use_fast_torch_int8`).
+    import torch
+
+    depth = rows.shape[-1]
+    out = None
+    for start in range(0, depth, _EXACT_FLOAT32_DEPTH):
+        stop = min(start + _EXACT_FLOAT32_DEPTH, depth)
+        part = torch.mm(rows[:, start:stop].float(),
+                        kernel[start:stop].float()).to(torch.int32)
+        out = part if out is None else out.add_(part)
+    return out
+
+
+# Set by `use_fast_torch_int8`, outside any compiled forward (which cannot
+# read /proc/cpuinfo).
+_int_mm_is_fast = True
+
+
+def cpu_has_int8_dot_products():
+    """Whether `torch._int_mm` on this CPU has instructions to run on.
+
+    True off x86 (PyTorch's own choice stands) and on x86 CPUs with
+    AVX-512 VNNI, AVX-VNNI or AMX; False on other x86 CPUs (AVX2 without
+    VNNI), where `_int8_gemm` takes float32 GEMMs instead.
+    """
+    flags = _cpu_flags()
+    if flags is None or platform.machine().lower() not in (
+            "x86_64", "amd64", "i686", "x86"):
+        return True
+    return bool(_INT8_DOT_FLAGS & flags)
+
+
+_INT8_DOT_FLAGS = {"avx512_vnni", "avx_vnni", "amx_int8"}
+
+
+def _cpu_flags():
+    """The CPU's feature flags as Linux lists them, or None elsewhere."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("flags"):
+                    return set(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return None
 
 
 def _abs_max_quantize(x, axis, value_range, epsilon):

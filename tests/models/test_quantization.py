@@ -227,20 +227,32 @@ class QuantizationTest(TestCase):
         model = BertBackbone(**TINY)
         model.quantize("int8")
         inputs = _inputs()
-        with mock.patch.object(torch, "_int_mm",
-                               wraps=torch._int_mm) as int_mm, \
-                mock.patch.object(torch_int8, "_abs_max_quantize",
-                                  wraps=torch_int8._abs_max_quantize
-                                  ) as quantize, \
-                mock.patch.object(core.CustomGradientFunction, "apply",
-                                  wraps=core.CustomGradientFunction.apply
-                                  ) as autograd_function:
-            fast = to_numpy(model.predict_on_batch(inputs))
         # QKV (einsum), attention output, 2 feed-forward per layer, pooler.
         gemms = 4 * TINY["num_layers"] + 1
-        self.assertEqual(int_mm.call_count, gemms)
-        self.assertEqual(quantize.call_count, gemms)
-        self.assertEqual(autograd_function.call_count, 0)
+        fast = {}
+        # Both ways of multiplying, whichever this CPU takes by default.
+        for has_dot_products in (True, False):
+            with mock.patch.object(torch_int8, "_int_mm_is_fast",
+                                   has_dot_products), \
+                    mock.patch.object(torch, "_int_mm",
+                                      wraps=torch._int_mm) as int_mm, \
+                    mock.patch.object(
+                        torch_int8, "_int8_gemm_in_float32",
+                        wraps=torch_int8._int8_gemm_in_float32) as floats, \
+                    mock.patch.object(torch_int8, "_abs_max_quantize",
+                                      wraps=torch_int8._abs_max_quantize
+                                      ) as quantize, \
+                    mock.patch.object(core.CustomGradientFunction, "apply",
+                                      wraps=core.CustomGradientFunction.apply
+                                      ) as autograd_function:
+                fast[has_dot_products] = to_numpy(
+                    model.predict_on_batch(inputs))
+            self.assertEqual(int_mm.call_count,
+                             gemms if has_dot_products else 0)
+            self.assertEqual(floats.call_count,
+                             0 if has_dot_products else gemms)
+            self.assertEqual(quantize.call_count, gemms)
+            self.assertEqual(autograd_function.call_count, 0)
         keras_path = mock.patch.multiple(
             torch_numpy, matmul=torch_numpy.matmul.__wrapped__,
             einsum=torch_numpy.einsum.__wrapped__,
@@ -259,7 +271,8 @@ class QuantizationTest(TestCase):
                                     False))
             self.assertTrue(hasattr(quantizers.abs_max_quantize,
                                     "__wrapped__"))
-        self.assertAllClose(fast, slow, atol=0, rtol=0)
+        self.assertAllClose(fast[True], slow, atol=0, rtol=0)
+        self.assertAllClose(fast[False], slow, atol=0, rtol=0)
 
     @skip_unless_backend("torch")
     def test_torch_compiles_a_quantized_backbone_as_one_graph(self):
@@ -333,6 +346,50 @@ class IntegerGemmTest(TestCase):
                                   kernel.reshape(12, 12).astype("float32"))
         self.assertEqual(keras.backend.standardize_dtype(floats.dtype),
                          "float32")
+
+    @skip_unless_backend("torch")
+    def test_float32_gemms_give_the_exact_int32_product(self):
+        import torch
+
+        from keras_bert import torch_int8
+
+        rng = np.random.default_rng(0)
+        depth = 2 * torch_int8._EXACT_FLOAT32_DEPTH + 300
+        rows = rng.integers(-128, 128, (33, depth)).astype("int8")
+        kernel = rng.integers(-128, 128, (depth, 17)).astype("int8")
+        # A sum float32 cannot hold: odd and past 2**24, where float32 has
+        # only even integers.
+        rows[0], kernel[:, 0] = -128, -128
+        rows[0, 0] = kernel[0, 0] = 1
+        expected = rows.astype("int64") @ kernel.astype("int64")
+        self.assertEqual(expected[0, 0], (depth - 1) * 128 * 128 + 1)
+        actual = torch_int8._int8_gemm_in_float32(torch.as_tensor(rows),
+                                                  torch.as_tensor(kernel))
+        self.assertEqual(actual.dtype, torch.int32)
+        np.testing.assert_array_equal(actual.numpy(), expected)
+        # One float32 GEMM over the whole depth cannot give it.
+        whole = torch.mm(torch.as_tensor(rows).float(),
+                         torch.as_tensor(kernel).float()).to(torch.int64)
+        self.assertFalse(np.array_equal(whole.numpy(), expected))
+
+    def test_float32_gemms_only_on_x86_without_int8_dot_products(self):
+        from unittest import mock
+
+        from keras_bert import torch_int8
+
+        cases = (("x86_64", {"avx2", "fma"}, False),
+                 ("x86_64", {"avx2", "avx512f", "avx512_vnni"}, True),
+                 ("x86_64", {"avx2", "avx_vnni"}, True),
+                 ("x86_64", {"avx2", "amx_int8"}, True),
+                 ("AMD64", None, True),
+                 ("aarch64", {"fp", "asimd"}, True))
+        for machine, flags, expected in cases:
+            with mock.patch.object(torch_int8.platform, "machine",
+                                   return_value=machine), \
+                    mock.patch.object(torch_int8, "_cpu_flags",
+                                      return_value=flags):
+                self.assertEqual(torch_int8.cpu_has_int8_dot_products(),
+                                 expected, (machine, flags))
 
     @skip_unless_backend("torch")
     def test_activation_quantizer_gives_keras_bits(self):
