@@ -147,8 +147,8 @@ def _int8_gemm_in_float32(rows, kernel):
     """`rows @ kernel` (2-D int8) in int32, exactly, from float32 GEMMs.
 
     Where the CPU has no int8 dot-product instructions, PyTorch's
-    `_int_mm` multiplies at a few GFLOP/s (a quantized MiniLM ran at 0.23x
-    its float32 on an AVX2 machine), while float32 GEMMs run at the
+    `_int_mm` multiplies at a few GFLOP/s (a quantized MiniLM ran at
+    0.03-0.23x its float32 on an AVX2 machine), while float32 GEMMs run at the
     machine's full rate. Each slice of at most 1,024 of the contracted
     axis is one float32 GEMM with an exact result; the slices are added
     in int32, as `_int_mm` accumulates.
@@ -174,9 +174,10 @@ _int_mm_is_fast = True
 def cpu_has_int8_dot_products():
     """Whether `torch._int_mm` on this CPU has instructions to run on.
 
-    True off x86 (PyTorch's own choice stands) and on x86 CPUs with
-    AVX-512 VNNI, AVX-VNNI or AMX; False on other x86 CPUs (AVX2 without
-    VNNI), where `_int8_gemm` takes float32 GEMMs instead.
+    True off x86 and where the flags cannot be read (PyTorch's own choice
+    stands), and on x86 CPUs with AVX-512 VNNI, AVX-VNNI or AMX; False on
+    other x86 CPUs (AVX2 without VNNI), where `_int8_gemm` takes float32
+    GEMMs instead.
     """
     flags = _cpu_flags()
     if flags is None or platform.machine().lower() not in (
