@@ -26,11 +26,11 @@ import json
 import os
 import time
 
-# Before Keras (which bench.pretrain_throughput imports): a thread keeps the
-# malloc arena it first used (importing it is a no-op for malloc under
-# KERAS_BERT_TUNE_MALLOC=0).
-import keras_bert  # noqa: F401
 import numpy as np
+# Before Keras (which bench.pretrain_throughput imports): a thread keeps the
+# malloc arena it first used (importing keras_bert is a no-op for malloc
+# under KERAS_BERT_TUNE_MALLOC=0).
+from keras_bert import memory
 
 from bench.common import REPO_ROOT
 from bench.common import machine_info
@@ -153,7 +153,7 @@ def main():
                     os.path.join(args.scratch, backend),
                     ["--base", args.base, "--config", args.config,
                      "--steps", str(args.steps)],
-                    env={"KERAS_BERT_TUNE_MALLOC":
+                    env={memory.OPT_OUT_VARIABLE:
                          "0" if setting == "default" else "1"})
                 row["setting"] = setting
                 payload["rows"].append(row)

@@ -1,4 +1,4 @@
-"""Keeping freed memory in the process, so a training step does not fault it in.
+"""Freed memory kept in the process, so a training step does not fault it in.
 
 With glibc's default settings every block larger than the mmap threshold
 (at most 32 MiB), and every block over 64 MiB that a thread other than the

@@ -179,13 +179,13 @@ def cpu_has_int8_dot_products():
     other x86 CPUs (AVX2 without VNNI), where `_int8_gemm` takes float32
     GEMMs instead.
     """
-    flags = _cpu_flags()
-    if flags is None or platform.machine().lower() not in (
-            "x86_64", "amd64", "i686", "x86"):
+    if platform.machine().lower() not in _X86_MACHINES:
         return True
-    return bool(_INT8_DOT_FLAGS & flags)
+    flags = _cpu_flags()
+    return flags is None or bool(_INT8_DOT_FLAGS & flags)
 
 
+_X86_MACHINES = ("x86_64", "amd64", "i686", "x86")
 _INT8_DOT_FLAGS = {"avx512_vnni", "avx_vnni", "amx_int8"}
 
 
