@@ -48,6 +48,28 @@ def skip_unless_backend(*names):
     )
 
 
+# Set to 1 to run every end-to-end script test under each backend.
+EVERY_BACKEND_VARIABLE = "KERAS_BERT_TEST_EVERY_BACKEND"
+
+
+def script_runs_under(name):
+    """Runs an end-to-end script test (an example, a guide) under backend
+    `name` only, unless KERAS_BERT_TEST_EVERY_BACKEND=1.
+
+    Such a script spends most of its time starting a process and compiling
+    models, and what it does per backend (fit, predict, save, export) the
+    unit tests check under every backend; spreading the scripts over the
+    three test passes keeps each one tested on every commit and CI in its
+    time budget on 2 cores.
+    """
+    every = os.environ.get(EVERY_BACKEND_VARIABLE) == "1"
+    return pytest.mark.skipif(
+        not every and keras.config.backend() != name,
+        reason=f"runs in the {name} pass ({EVERY_BACKEND_VARIABLE}=1: "
+               "every pass)",
+    )
+
+
 class TestCase(unittest.TestCase):
     """Base class with layer, serialization, saving and tf.data helpers."""
 

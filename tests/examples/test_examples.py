@@ -6,7 +6,9 @@ folder. The data is a slice of the real datasets in `../shared/data` (see
 its README); the model is `--config tiny` (2 layers, hidden 128) with
 random weights and the all-MiniLM-L6-v2 WordPiece vocabulary, trained for
 one epoch on 32 examples. The checkpoint converter reads tiny checkpoints
-written here. Checked: the exit code, the files the script promises
+written here. Each example runs in one backend's test pass (its `backend`
+below; `tests.test_case.script_runs_under`), the three passes sharing
+them. Checked: the exit code, the files the script promises
 (metrics, curves PNG, exported model) and that the metrics it prints are
 numbers. examples/backend_parity.py, which starts every backend itself
 and must agree across them, has its own test: test_backend_parity.py.
@@ -24,6 +26,7 @@ import pytest
 
 from tests.checkpoints import reference_checkpoints as ref
 from tests.checkpoints.test_google_checkpoint import google_config
+from tests.test_case import script_runs_under
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -47,7 +50,8 @@ class Case:
     """One example run. In `args`, "{data}", "{out}" and "{checkpoint}"
     are filled in per run; `files` are paths under OUT; each of `metrics`
     is a path of keys into OUT/`metrics_file` whose value must be a
-    finite number, also printed on stdout."""
+    finite number, also printed on stdout. `backend` is the test pass
+    that runs it."""
 
     script: str
     args: tuple
@@ -56,36 +60,39 @@ class Case:
     metrics_file: str = "metrics.json"
     needs_data: bool = True
     checkpoint: str = None
+    backend: str = dataclasses.field(kw_only=True)
 
 
 CASES = {
     "finetune_sst2": Case(
         "finetune_glue.py", ("sst2", "{data}/sst2", *TINY_RUN,
                              "--output", "{out}"),
-        CURVES, ("accuracy", "f1")),
+        CURVES, ("accuracy", "f1"), backend="torch"),
     "finetune_mrpc": Case(
         "finetune_glue.py", ("mrpc", "{data}/mrpc", *TINY_RUN,
                              "--output", "{out}"),
-        CURVES, ("accuracy", "f1")),
+        CURVES, ("accuracy", "f1"), backend="jax"),
     "ner_conll2003": Case(
         "ner_conll2003.py", ("{data}/conll2003/bio", *TINY_RUN,
                              "--output", "{out}"),
-        CURVES, ("precision", "recall", "f1")),
+        CURVES, ("precision", "recall", "f1"), backend="tensorflow"),
     # Windows of 128 tokens (SQuAD contexts are long); all of them in one
     # batch, so training and answering each compile a single shape.
     "squad_qa": Case(
         "squad_qa.py", ("{data}/squad", *TINY_MODEL, "--max-examples", "8",
                         "--epochs", "1", "--batch-size", "64",
                         "--sequence-length", "128", "--output", "{out}"),
-        CURVES, ("exact_match", "f1")),
+        CURVES, ("exact_match", "f1"), backend="jax"),
     "semantic_search": Case(
         "semantic_search.py", ("{data}/sst2/test.tsv", *TINY_MODEL,
                                "--max-examples", "32", "--query", "film",
                                "--top-k", "3", "--output", "{out}"),
-        ("metrics.json",), ("sentences", "results.film.0.score")),
+        ("metrics.json",), ("sentences", "results.film.0.score"),
+        backend="jax"),
     "export_classifier": Case(
         "export_classifier.py", ("{data}/sst2", "{out}", *TINY_RUN),
-        ("1/saved_model.pb", *CURVES), ("max_abs_difference_vs_keras",)),
+        ("1/saved_model.pb", *CURVES), ("max_abs_difference_vs_keras",),
+        backend="tensorflow"),
     # 200 lines of each book; a fifth held out, so NSP has 2+ documents.
     "pretrain_mlm_nsp": Case(
         "pretrain_mlm_nsp.py", (
@@ -96,19 +103,20 @@ CASES = {
         ("metrics.jsonl", "loss_curves.png", "evaluation.json", "vocab.txt",
          "model/config.json"),
         ("mlm_accuracy", "mlm_loss", "nsp_accuracy"),
-        metrics_file="evaluation.json"),
+        metrics_file="evaluation.json", backend="torch"),
     "convert_google_checkpoint": Case(
         "convert_checkpoints.py", ("{checkpoint}", "{out}"),
         CONVERTED, CONVERSION_DIFFERENCES,
-        needs_data=False, checkpoint="google"),
+        needs_data=False, checkpoint="google", backend="jax"),
     "convert_huggingface": Case(
         "convert_checkpoints.py", ("{checkpoint}", "{out}"),
         CONVERTED, CONVERSION_DIFFERENCES,
-        needs_data=False, checkpoint="huggingface"),
+        needs_data=False, checkpoint="huggingface", backend="torch"),
     "attention_map": Case(
         "attention_map.py", (*TINY_MODEL, "--all-heads",
                              "--output", "{out}/attention.png"),
-        ("attention_head0.png", "attention_head1.png"), needs_data=False),
+        ("attention_head0.png", "attention_head1.png"), needs_data=False,
+        backend="tensorflow"),
 }
 
 
@@ -156,7 +164,9 @@ def printed_numbers(stdout, key):
     return [json.loads(value) for value in values]
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=script_runs_under(CASES[name].backend))
+    for name in sorted(CASES)])
 def test_example(name, tmp_path):
     case = CASES[name]
     if case.needs_data and not os.path.isdir(DATA):

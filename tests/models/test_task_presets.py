@@ -103,8 +103,9 @@ class TaskPresetTest(TestCase):
             self.hf_dir, num_classes=2, sequence_length=16)
         model.fit(TEXTS, LABELS, batch_size=8, epochs=3, verbose=0)
         self.assertEqual(schedule_length(model), 6)
-        # A second fit continues the same schedule.
-        model.fit(TEXTS, LABELS, batch_size=4, epochs=1, verbose=0)
+        # A second fit, of another length (2 steps), continues the same
+        # schedule.
+        model.fit(TEXTS, LABELS, batch_size=8, epochs=1, verbose=0)
         self.assertEqual(schedule_length(model), 6)
         model.compile(num_train_steps=50, learning_rate=1e-3)
         self.assertEqual(schedule_length(model), 50)
