@@ -22,3 +22,12 @@ def pytest_report_header(config):
     import keras
 
     return f"keras {keras.__version__}, backend: {keras.config.backend()}"
+
+
+def pytest_collection_modifyitems(config, items):
+    # pytest-xdist (tests/run.sh: --dist loadfile) hands out whole files in
+    # collection order. Files with tests marked slow go first, so that a
+    # pass does not end with one worker on a long file and the other idle.
+    slow_files = {item.path for item in items
+                  if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)

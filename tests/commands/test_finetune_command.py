@@ -16,6 +16,7 @@ import tempfile
 from unittest import mock
 
 import keras
+import pytest
 
 from keras_bert import BertBackbone
 from keras_bert import cli
@@ -120,6 +121,7 @@ class FinetuneCommandTest(TestCase):
         self.assertAlmostEqual(scores[monitor],
                                results["best"][f"val_{monitor}"], places=4)
 
+    @pytest.mark.slow
     def test_classify_then_predict_and_evaluate(self):
         data = self.table("train.tsv", ["sentence", "label"], SENTENCES)
         output, printed = self.finetune("classify", data, data,
@@ -169,6 +171,7 @@ class FinetuneCommandTest(TestCase):
             self.assertEqual(code, 0, errors)
             self.assertEqual(json.loads(printed)["precision"], precision)
 
+    @pytest.mark.slow
     def test_pair(self):
         rows = [(a, b, "same" if a[-1] == b[-1] else "different")
                 for a, _ in SENTENCES[:4] for b, _ in SENTENCES[2:]]
@@ -189,6 +192,7 @@ class FinetuneCommandTest(TestCase):
                           os.path.join(output, "best"),
                           stdin="good\tfine\ngood\n")
 
+    @pytest.mark.slow
     def test_ner(self):
         text = "\n\n".join("\n".join(f"{w} X {t}" for w, t in zip(*s))
                            for s in NER)
@@ -206,6 +210,7 @@ class FinetuneCommandTest(TestCase):
                          ["john", "sat", "in", "paris"])
         self.assertTrue({t for _, t in pairs} <= {"O", "B-LOC", "B-PER"})
 
+    @pytest.mark.slow
     def test_squad(self):
         path = os.path.join(self.get_temp_dir(), "train.json")
         write(path, squad_json([("who sat ?", "the cat"),

@@ -5,6 +5,7 @@ import warnings
 from unittest import mock
 
 import numpy as np
+import pytest
 from keras import ops
 
 from keras_bert.commands.pretrain import format_fill_mask
@@ -48,6 +49,7 @@ class PretrainCommandTest(TestCase):
             args += ["--corpus", self.corpus, "--vocab", self.vocabulary]
         return run_cli(*args, *extra)
 
+    @pytest.mark.slow
     def test_masked_lm_only_run_logs_its_curves(self):
         # The budget recipe's objective: one output, whose loss Keras logs
         # as `loss` alone; the logs, the plot and the evaluation say MLM.
@@ -72,6 +74,7 @@ class PretrainCommandTest(TestCase):
         with open(os.path.join(output, "evaluation.json")) as file:
             self.assertNotIn("nsp_accuracy", json.load(file))
 
+    @pytest.mark.slow
     def test_run_writes_logs_checkpoints_preset_and_reusable_shards(self):
         # Offline mode: this run writes the pairs once and trains from
         # them; the second run below reads only the shards.
@@ -131,6 +134,7 @@ class PretrainCommandTest(TestCase):
             self.pretrain(os.path.join(self.root, "longer"), "--shards",
                           shards, "--sequence-length", "32", corpus=False)
 
+    @pytest.mark.slow
     def test_resume_after_a_kill_continues_step_and_optimizer(self):
         output = os.path.join(self.root, "resumed")
 

@@ -164,6 +164,7 @@ def printed_numbers(stdout, key):
     return [json.loads(value) for value in values]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [
     pytest.param(name, marks=script_runs_under(CASES[name].backend))
     for name in sorted(CASES)])

@@ -13,6 +13,7 @@ import tempfile
 
 import keras
 import numpy as np
+import pytest
 
 import keras_bert
 from keras_bert.preprocessing import BertPreprocessor
@@ -35,6 +36,8 @@ def _uses_xla(saved_model_dir):
         return b"_XlaMustCompile" in f.read()
 
 
+# Its setUpClass builds, exports and serves: 20-60 s.
+@pytest.mark.slow
 class QuantizedExportTest(TestCase):
     @classmethod
     def setUpClass(cls):

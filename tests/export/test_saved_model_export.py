@@ -15,6 +15,7 @@ import tempfile
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from keras_bert.export import export_saved_model
@@ -41,6 +42,8 @@ BAD_TEXTS = ["", " \t ", b"\xff\xfe\x80", b"caf\xc3", "word " * 300,
              "a normal sentence ."]
 
 
+# Its setUpClass builds, exports and serves: 20-60 s.
+@pytest.mark.slow
 class SavedModelExportTest(TestCase):
 
     @classmethod

@@ -7,6 +7,7 @@ import shutil
 import tempfile
 
 import numpy as np
+import pytest
 
 import keras_bert
 from keras_bert.preprocessing.tasks import BertCrossEncoderPreprocessor
@@ -16,6 +17,8 @@ from tests.test_case import TestCase
 from tests.test_case import backend
 
 
+# Its setUpClass builds, exports and serves: 20-60 s.
+@pytest.mark.slow
 class TextEmbedderExportTest(TestCase):
     @classmethod
     def setUpClass(cls):

@@ -2,6 +2,7 @@ from unittest import mock
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from keras_bert import BertBackbone
@@ -98,6 +99,7 @@ class BertClassifierTest(TestCase):
         logits = model.predict(SENTENCES, batch_size=8, verbose=0)
         self.assertEqual(np.argmax(logits, -1).tolist(), LABELS.tolist())
 
+    @pytest.mark.slow
     def test_small_raw_input_is_preprocessed_at_once_as_the_pipeline_does(self):
         model = classifier(
             preprocessor=BertPreprocessor(BertTokenizer(VOCABULARY),
@@ -127,6 +129,7 @@ class BertClassifierTest(TestCase):
             self.assertAllClose(logits, streamed, atol=1e-5)
             self.assertAllClose(loss, streamed_loss, atol=1e-6)
 
+    @pytest.mark.slow
     def test_fit_on_raw_strings_keeps_one_iterator_for_every_epoch(self):
         # A new tf.data iterator instantiates the preprocessing function
         # again (0.3-0.5 s of graph optimization for a pair preprocessor).

@@ -6,6 +6,7 @@ import warnings
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import keras_bert
@@ -83,6 +84,7 @@ class TaskPresetTest(TestCase):
                 self.assertEqual(to_numpy(model.predict(
                     ["the cat sat"], verbose=0)).shape, (1, 2))
 
+    @pytest.mark.slow
     def test_classifier_predicts_and_fits_raw_strings_without_compile(self):
         model = keras_bert.BertClassifier.from_preset(
             self.hf_dir, num_classes=4, sequence_length=16)
@@ -98,6 +100,7 @@ class TaskPresetTest(TestCase):
         self.assertEqual(schedule_length(model), 8)
         self.assertEqual(int(model.optimizer.iterations), 8)
 
+    @pytest.mark.slow
     def test_schedule_is_sized_once_and_compile_overrides_it(self):
         model = keras_bert.BertClassifier.from_preset(
             self.hf_dir, num_classes=2, sequence_length=16)

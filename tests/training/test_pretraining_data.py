@@ -4,6 +4,7 @@ import zlib
 
 import keras
 import numpy as np
+import pytest
 
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
@@ -136,6 +137,7 @@ class PretrainingDataTest(TestCase):
             self.assertTrue(np.all(np.isfinite(history.history[name])), name)
         self.assertEqual(int(model.optimizer.iterations), 4)
 
+    @pytest.mark.slow
     def test_logged_masked_lm_loss_and_accuracy_are_the_batchs(self):
         # The pretrainer's default loss and accuracy (gathered logits, not
         # Keras' one-hot and argmax) score a batch as NumPy does from the

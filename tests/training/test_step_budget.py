@@ -4,6 +4,7 @@ import time
 from unittest import mock
 
 import numpy as np
+import pytest
 from keras import ops
 
 from keras_bert.optimizers.bert_optimizer import resize_schedule
@@ -98,6 +99,7 @@ class BudgetRunTest(TestCase):
             sequence_length=24, heldout_fraction=0.3, print_fn=None,
             **settings)
 
+    @pytest.mark.slow
     def test_a_budget_run_is_the_run_of_its_measured_steps(self):
         measure = StepBudget.measure_step_rate
         timed_with = []
