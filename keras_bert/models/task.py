@@ -7,6 +7,7 @@ import keras
 from keras_bert.checkpoints.loading import load_task
 from keras_bert.checkpoints.saving import save_to_preset
 from keras_bert.models.bert_backbone import BertBackbone
+from keras_bert.models.build_before_tracing import build_before_tracing
 from keras_bert.models.bucketed_inference import predict_bucketed
 from keras_bert.models.bucketed_inference import progress_bar
 from keras_bert.models.xla_default import xla_by_default
@@ -259,6 +260,8 @@ class TaskMixin:
             shuffle = False
         self._size_schedule(x, batch_size, epochs, initial_epoch,
                             steps_per_epoch)
+        # After sizing the schedule, which may compile a new optimizer.
+        build_before_tracing(self, x)
         return super().fit(
             x, y, batch_size=batch_size, epochs=epochs,
             sample_weight=sample_weight, validation_data=validation_data,
