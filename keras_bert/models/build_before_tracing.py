@@ -7,8 +7,8 @@ variables on its first trace is traced a second time without them, so
 every first `fit` built BERT's whole training step twice in Python. The
 first `fit` of an all-MiniLM-L6-v2 classifier (4 steps, XLA) took 22.5 s
 instead of 15.8 s on 2 cores, a tiny one's 12.5-12.8 s instead of
-9.2-9.8 s. Keras builds them up front itself under a strategy, and on JAX; this does
-the same on TensorFlow, from the dataset's element spec.
+9.2-9.8 s. Keras builds them up front itself under a strategy, and on
+JAX; this does the same on TensorFlow, from the dataset's element spec.
 """
 
 import keras
