@@ -38,8 +38,10 @@ class BertClassifier(FinetuningTask):
     """
 
     # One output per example: `predict` on raw text pads each batch only
-    # to its length bucket (`TaskMixin.predict`).
+    # to its length bucket (`TaskMixin.predict`), `fit` and `evaluate` cut
+    # the padding no row of a batch uses.
     predicts_bucketed = True
+    trims_padding = "inputs"
 
     def __init__(self, backbone, num_classes, dropout=0.1, preprocessor=None,
                  **kwargs):

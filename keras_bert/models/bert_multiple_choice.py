@@ -40,6 +40,9 @@ class BertMultipleChoice(FinetuningTask):
     preprocessor_class = (
         "keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor."
         "BertMultipleChoicePreprocessor")
+    # One score per choice: `fit` and `evaluate` on raw text cut the
+    # padding no choice of a batch uses.
+    trims_padding = "inputs"
 
     def __init__(self, backbone, num_choices, dropout=0.1, preprocessor=None,
                  **kwargs):

@@ -45,8 +45,11 @@ class BertTokenClassifier(FinetuningTask):
 
     # Each row's tags depend on its own tokens only: `predict` on raw words
     # pads each batch only to its length bucket (`TaskMixin.predict`); the
-    # logits of padded positions are then 0.
+    # logits of padded positions are then 0. `fit` and `evaluate` cut the
+    # padding no row of a batch uses, from the tags and weights too (the
+    # loss averages over the labelled positions, so it does not change).
     predicts_bucketed = True
+    trims_padding = "inputs_and_labels"
 
     def __init__(self, backbone, num_classes, dropout=0.1, preprocessor=None,
                  **kwargs):

@@ -56,6 +56,11 @@ class TaskMixin:
     # output depends on its own tokens only and either does not run over
     # positions or has them zeroed where they are padding.
     predicts_bucketed = False
+    # What `fit` and `evaluate` on raw input may cut from each batch's end
+    # (`task_dataset.trim_padding`): None, "inputs" where the loss and
+    # metrics see one output per example (or per choice), or
+    # "inputs_and_labels" where labels and weights run over positions.
+    trims_padding = None
 
     def __init__(self, *args, backbone=None, preprocessor=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -198,7 +203,7 @@ class TaskMixin:
         return self.preprocessor is not None and self.maps_preprocessor
 
     def _to_dataset(self, x, y=None, sample_weight=None, batch_size=None,
-                    shuffle=False):
+                    shuffle=False, trim=None):
         # Preprocessors are TF graph code, so the pipeline is built lazily in
         # keras_bert.preprocessing; without one, inputs pass through as given.
         from keras_bert.preprocessing.tasks.task_dataset import (
@@ -212,6 +217,7 @@ class TaskMixin:
             sample_weight=sample_weight,
             batch_size=batch_size,
             shuffle=shuffle,
+            trim=trim,
         )
 
     def _to_repeated_dataset(self, data, batch_size, steps, shuffle):
@@ -227,8 +233,8 @@ class TaskMixin:
         steps = steps or _steps_per_epoch(batches, None)
         if steps is not None:
             batches = batches.repeat()
-        return task_dataset.preprocessed_batches(self.preprocessor,
-                                                 batches), steps
+        return task_dataset.preprocessed_batches(
+            self.preprocessor, batches, trim=self.trims_padding), steps
 
     def _size_schedule(self, x, batch_size, epochs, initial_epoch,
                        steps_per_epoch):
@@ -250,6 +256,7 @@ class TaskMixin:
                     if isinstance(validation_data, tuple)
                     else (validation_data,),
                     batch_size=batch_size,
+                    trim=self.trims_padding,
                 )
             x, steps_per_epoch = self._to_repeated_dataset(
                 (x, y, sample_weight), batch_size, steps_per_epoch, shuffle)
@@ -277,12 +284,14 @@ class TaskMixin:
                 x, y, batch_size=batch_size, sample_weight=sample_weight,
                 **kwargs,
             )
-        arrays = self._preprocessed_arrays(x, y, sample_weight)
+        arrays = self._preprocessed_arrays(x, y, sample_weight,
+                                           trim=self.trims_padding)
         if arrays is not None:
             x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(arrays)
             return super().evaluate(x, y, batch_size=batch_size,
                                     sample_weight=sample_weight, **kwargs)
-        x = self._to_dataset(x, y, sample_weight, batch_size)
+        x = self._to_dataset(x, y, sample_weight, batch_size,
+                             trim=self.trims_padding)
         return super().evaluate(x, **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
@@ -323,12 +332,12 @@ class TaskMixin:
         return super().predict(self._to_dataset(x, batch_size=batch_size),
                                **kwargs)
 
-    def _preprocessed_arrays(self, x, y=None, sample_weight=None):
+    def _preprocessed_arrays(self, x, y=None, sample_weight=None, trim=None):
         # TensorFlow code, imported when raw input comes (`_to_dataset`).
         from keras_bert.preprocessing.tasks import task_dataset
 
         return task_dataset.preprocessed_arrays(self.preprocessor, x, y,
-                                                sample_weight)
+                                                sample_weight, trim=trim)
 
 
 class Task(TaskMixin, keras.Model):
@@ -344,7 +353,9 @@ class Task(TaskMixin, keras.Model):
     When the model has a `preprocessor`, `fit`, `evaluate` and `predict`
     take raw input (strings, string pairs, word lists; or a `tf.data`
     dataset of them): the preprocessor is mapped over a `tf.data` pipeline
-    before the batches reach the model. Without one, they take the
+    before the batches reach the model, and `fit` and `evaluate` cut the
+    padding no example of a batch uses (`trims_padding`; the results are
+    those of the full batches). Without one, they take the
     backbone's tensors as any Keras model does. A task whose preprocessing
     is not one batch in, one batch out (extractive QA makes several windows
     per question) sets `maps_preprocessor = False` and takes tensors.

@@ -22,10 +22,12 @@ DEFAULT_BATCH_SIZE = 32
 # of 4,096 SST-2 sentences takes 0.09 s. The arrays of this many examples
 # of 512 tokens are 50 MB; larger inputs stream through `tf.data`.
 MAX_EAGER_EXAMPLES = 8192
+# The input keys whose last axis is the sequence, cut by `trim_padding`.
+_SEQUENCE_KEYS = ("token_ids", "segment_ids", "padding_mask")
 
 
 def preprocessed_dataset(preprocessor, x, y=None, sample_weight=None,
-                         batch_size=None, shuffle=False):
+                         batch_size=None, shuffle=False, trim=None):
     """Returns a batched `tf.data.Dataset` of `preprocessor(x, y, sw)`.
 
     Args:
@@ -40,10 +42,12 @@ def preprocessed_dataset(preprocessor, x, y=None, sample_weight=None,
             a dataset.
         shuffle: bool. Reshuffle the examples each epoch, when `x` is not a
             dataset.
+        trim: None, "inputs" or "inputs_and_labels": cut each batch's
+            padding (`trim_padding`).
     """
     return preprocessed_batches(preprocessor, input_batches(
         x, y=y, sample_weight=sample_weight, batch_size=batch_size,
-        shuffle=shuffle))
+        shuffle=shuffle), trim=trim)
 
 
 def input_batches(x, y=None, sample_weight=None, batch_size=None,
@@ -67,8 +71,9 @@ def input_batches(x, y=None, sample_weight=None, batch_size=None,
     return dataset.ragged_batch(batch_size or DEFAULT_BATCH_SIZE)
 
 
-def preprocessed_batches(preprocessor, batches):
-    """`batches` (from `input_batches`) mapped through `preprocessor`,
+def preprocessed_batches(preprocessor, batches, trim=None):
+    """`batches` (from `input_batches`) mapped through `preprocessor`, with
+    their padding cut when `trim` says what to cut (`trim_padding`),
     prefetched for `fit`.
 
     Each new iterator of the result instantiates the preprocessing
@@ -78,20 +83,80 @@ def preprocessed_batches(preprocessor, batches):
     pass, so that Keras keeps one iterator for every epoch.
     """
     return prefetch_for_fit(batches.map(
-        lambda *data: preprocessor(*data), num_parallel_calls=tf.data.AUTOTUNE
+        lambda *data: trim_padding(preprocessor(*data), trim),
+        num_parallel_calls=tf.data.AUTOTUNE,
     ))
 
 
-def preprocessed_arrays(preprocessor, x, y=None, sample_weight=None):
-    """`preprocessor(x[, y[, sw]])` computed at once, as NumPy arrays; None
-    when `x` is a `tf.data.Dataset` or holds more than
-    `MAX_EAGER_EXAMPLES` examples (use `preprocessed_dataset` then)."""
+def preprocessed_arrays(preprocessor, x, y=None, sample_weight=None,
+                        trim=None):
+    """`preprocessor(x[, y[, sw]])` computed at once, as NumPy arrays, with
+    the padding no example uses cut when `trim` says what to cut
+    (`trim_padding`); None when `x` is a `tf.data.Dataset` or holds more
+    than `MAX_EAGER_EXAMPLES` examples (use `preprocessed_dataset` then)."""
     if isinstance(x, tf.data.Dataset):
         return None
     data = _raw_data(x, y, sample_weight)
     if keras.tree.flatten(data)[0].shape[0] > MAX_EAGER_EXAMPLES:
         return None
-    return keras.tree.map_structure(np.asarray, preprocessor(*data))
+    return keras.tree.map_structure(
+        np.asarray, trim_padding(preprocessor(*data), trim))
+
+
+def padding_buckets(max_length):
+    """The lengths `trim_padding` cuts a batch to: powers of two from 16,
+    then `max_length`.
+
+    Each length a batch takes is one more compilation of the train step
+    (XLA on TensorFlow and JAX), so these are coarser than `predict`'s
+    buckets: batches of 32 shuffled SST-2 train sentences take 32 or 64
+    positions.
+
+    >>> padding_buckets(128)
+    [16, 32, 64, 128]
+    """
+    lengths = [16]
+    while lengths[-1] * 2 < max_length:
+        lengths.append(lengths[-1] * 2)
+    return [length for length in lengths if length < max_length] + [
+        max_length]
+
+
+def trim_padding(data, trim):
+    """Cuts the padding every row of a preprocessed batch shares.
+
+    The token ids, segment ids and padding mask (last axis) are cut to the
+    shortest of `padding_buckets` that holds the batch's last real token,
+    so a batch of short sentences packed to 512 runs at 16, 32 or 64
+    positions. The model's outputs at the real tokens do not depend on the
+    padding after them (attention never looks at it, positions count
+    from the start), so only the work changes.
+
+    Args:
+        data: the preprocessor's output, `x` or `(x, y[, sample_weight])`,
+            with `x` a dict of `(..., sequence_length)` tensors.
+        trim: None (return `data` as it is), "inputs" (cut `x`), or
+            "inputs_and_labels" (also `y` and `sample_weight`, which then
+            have a sequence axis second: per-token labels and weights).
+    """
+    if not trim:
+        return data
+    x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+    length = x["padding_mask"].shape[-1]
+    if length is None:
+        return data
+    buckets = tf.constant(padding_buckets(length))
+    mask = tf.cast(tf.cast(x["padding_mask"], tf.bool), tf.int32)
+    mask = tf.reshape(mask, [-1, length])
+    # The last real position + 1 of any row, so a mask with holes is kept.
+    used = tf.reduce_max(mask * tf.range(1, length + 1))
+    cut = tf.gather(buckets, tf.searchsorted(buckets, [used]))[0]
+    x = {key: value[..., :cut] if key in _SEQUENCE_KEYS else value
+         for key, value in x.items()}
+    if trim == "inputs_and_labels":
+        y, sample_weight = (None if part is None else part[:, :cut]
+                            for part in (y, sample_weight))
+    return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
 
 
 def _raw_data(x, y, sample_weight):
