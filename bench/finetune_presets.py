@@ -113,6 +113,8 @@ def main():
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hub-default", action="store_true")
+    parser.add_argument("--only", nargs="*",
+                        help="run the settings whose name holds one of these")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--output")
     args = parser.parse_args()
@@ -122,6 +124,8 @@ def main():
     results = []
     for name in SETTINGS:
         if name.startswith("keras-hub (default") and not args.hub_default:
+            continue
+        if args.only and not any(part in name for part in args.only):
             continue
         command = [sys.executable, "-m", "bench.finetune_presets",
                    "--worker", name, "--train-size", str(args.train_size),
