@@ -46,11 +46,12 @@ SETTINGS = {
 
 
 def read_sst2(name, count=None):
-    path = os.path.join(DATA, "sst2", name)
-    with open(path, encoding="utf-8") as handle:
-        rows = [line.rstrip("\n").rsplit("\t", 1) for line in handle][1:]
-    rows = rows[:count] if count else rows
-    return [text for text, _ in rows], [int(label) for _, label in rows]
+    from keras_bert.preprocessing.tasks import read_table
+
+    table = read_table(os.path.join(DATA, "sst2", name), ["sentence"],
+                       "label")
+    texts, labels = table["texts"][0][:count], table["labels"][:count]
+    return texts, [int(label) for label in labels]
 
 
 def build(library, sequence_length, cut):

@@ -115,11 +115,11 @@ def padding_buckets(max_length):
     >>> padding_buckets(128)
     [16, 32, 64, 128]
     """
-    lengths = [16]
-    while lengths[-1] * 2 < max_length:
-        lengths.append(lengths[-1] * 2)
-    return [length for length in lengths if length < max_length] + [
-        max_length]
+    lengths, length = [], 16
+    while length < max_length:
+        lengths.append(length)
+        length *= 2
+    return lengths + [max_length]
 
 
 def trim_padding(data, trim):
