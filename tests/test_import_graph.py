@@ -3,8 +3,8 @@ on its floor, and no module reaches itself through its imports.
 
 Floors, lowest first (docs/architecture.md draws them):
 
-0. shared plumbing: `version`, `configs`, `labels`, `serialization`,
-   `file_swap`
+0. shared plumbing: `version`, `configs`, `labels`, `packed_inputs`,
+   `serialization`, `file_swap`
 1. Keras-only building blocks: `layers`, `optimizers`, `losses`, `metrics`
 2. `preprocessing` (TensorFlow graph code)
 3. `checkpoints` (reading and writing weights; given the model classes)
@@ -30,7 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "keras_bert")
 FLOORS = [
     ("keras_bert.version", "keras_bert.configs", "keras_bert.labels",
-     "keras_bert.serialization", "keras_bert.file_swap",
+     "keras_bert.packed_inputs", "keras_bert.serialization",
+     "keras_bert.file_swap",
      "keras_bert.quantization", "keras_bert.torch_int8"),
     ("keras_bert.layers", "keras_bert.optimizers", "keras_bert.losses",
      "keras_bert.metrics"),

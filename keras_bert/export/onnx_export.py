@@ -6,6 +6,7 @@ import numpy as np
 from keras_bert.export import export_paths
 from keras_bert.export import tensorflow_route
 from keras_bert.export.model_kinds import model_kind
+from keras_bert.packed_inputs import PACKED_INPUTS
 
 
 def _erfc_handler(ctx, node, name, args):
@@ -116,7 +117,7 @@ def _write_onnx(model, kind, path, overwrite, label_names, max_answer_length,
     from keras_bert.export import packed_serving  # TensorFlow code
 
     specs = packed_serving.packed_input_signature(model, kind)
-    signature = [specs[name] for name in packed_serving.PACKED_INPUTS]
+    signature = [specs[name] for name in PACKED_INPUTS]
 
     @tf.function(input_signature=signature)
     def serve(token_ids, segment_ids, padding_mask):

@@ -9,7 +9,7 @@ only (other backends get there through `tensorflow_route`).
 
 import tensorflow as tf
 
-PACKED_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+from keras_bert.packed_inputs import PACKED_INPUTS
 
 
 def packed_input_signature(model, kind):

@@ -13,6 +13,7 @@ from keras_bert.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_bert.models.bucketed_inference import predict_bucketed
 from keras_bert.models.encoder_stack import run_encoder
 from keras_bert.models.xla_default import xla_by_default
+from keras_bert.packed_inputs import PACKED_INPUTS
 from keras_bert.quantization import dtype_for_config
 from keras_bert.quantization import is_gemm_layer
 from keras_bert.quantization import is_quantized
@@ -140,7 +141,7 @@ class BertBackbone(keras.Model):
 
         inputs = {
             name: keras.Input(shape=(None,), dtype="int32", name=name)
-            for name in ("token_ids", "segment_ids", "padding_mask")
+            for name in PACKED_INPUTS
         }
         x, hidden_states, attentions = run_encoder(
             (embeddings, blocks, final_layer_norm),

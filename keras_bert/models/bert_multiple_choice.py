@@ -3,6 +3,7 @@ import keras
 from keras_bert.models.finetuning_task import FinetuningTask
 from keras_bert.models.finetuning_task import float32_logits
 from keras_bert.models.finetuning_task import head_layers
+from keras_bert.packed_inputs import PACKED_INPUTS
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -59,7 +60,7 @@ class BertMultipleChoice(FinetuningTask):
         inputs = {
             name: keras.Input(shape=(num_choices, None), dtype="int32",
                               name=name)
-            for name in ("token_ids", "segment_ids", "padding_mask")
+            for name in PACKED_INPUTS
         }
         # The choices go through the backbone one slice at a time: the
         # same weights, and no reshape of a batch axis the graph cannot see.

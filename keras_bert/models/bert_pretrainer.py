@@ -10,6 +10,7 @@ from keras_bert.losses.sparse_logits_crossentropy import (
 from keras_bert.metrics.sparse_logits_accuracy import SparseLogitsAccuracy
 from keras_bert.models.task import Task
 from keras_bert.optimizers.bert_optimizer import create_optimizer
+from keras_bert.packed_inputs import PACKED_INPUTS
 
 UNREAD_POOLER_WARNING = (r"Gradients do not exist for variables "
                          r"\['pooler/kernel', 'pooler/bias'\]")
@@ -93,9 +94,7 @@ class BertPretrainer(Task):
         inputs["mask_positions"] = keras.Input(
             shape=(None,), dtype="int32", name="mask_positions"
         )
-        features = backbone(
-            {k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")}
-        )
+        features = backbone({k: inputs[k] for k in PACKED_INPUTS})
         outputs = {
             "mlm_logits": mlm_head(
                 features["sequence_output"], inputs["mask_positions"]

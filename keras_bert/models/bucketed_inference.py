@@ -4,6 +4,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_bert.packed_inputs import PACKED_INPUTS
+
 
 def predict_bucketed(model, x, batch_size=32, bucket_lengths=None,
                      progress=None):
@@ -14,8 +16,8 @@ def predict_bucketed(model, x, batch_size=32, bucket_lengths=None,
     text embedder, a cross-encoder); `progress` is an optional
     `keras.utils.Progbar` advanced by the rows of each batch.
     """
-    x = {key: np.asarray(ops.convert_to_numpy(x[key])) for key in
-         ("token_ids", "segment_ids", "padding_mask")}
+    x = {key: np.asarray(ops.convert_to_numpy(x[key]))
+         for key in PACKED_INPUTS}
     mask = x["padding_mask"] != 0
     num_rows, length = mask.shape
     # Last real position + 1, so a mask with holes is never cut short.

@@ -20,12 +20,14 @@ from tests.test_case import script_runs_under
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-# Guide -> the test pass that runs it (None: every pass). Faster inference
-# is about each backend's own int8, bfloat16 and compiled paths; the
-# keras-hub guide shows conventions that tests/models/test_task_presets.py
-# checks under every backend.
+# Guide -> the test pass that runs it (None: every pass). Each guide runs
+# once: what it shows differs per backend only in code that other tests
+# check under every backend (the keras-hub conventions in
+# tests/models/test_task_presets.py; int8, bfloat16, their saving and
+# export in tests/models/test_quantization.py and
+# tests/export/test_quantized_export.py), and a guide costs 45-75 s a pass.
 GUIDES = {"docs/guides/keras_hub_users.md": "torch",
-          "docs/guides/faster_inference.md": None}
+          "docs/guides/faster_inference.md": "jax"}
 
 
 def python_blocks(path):

@@ -10,6 +10,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.packed_inputs import PACKED_INPUTS
 from keras_bert.preprocessing.prefetch_for_fit import prefetch_for_fit
 from keras_bert.preprocessing.preprocessing_layer import convert_inputs
 
@@ -22,8 +23,6 @@ DEFAULT_BATCH_SIZE = 32
 # of 4,096 SST-2 sentences takes 0.09 s. The arrays of this many examples
 # of 512 tokens are 50 MB; larger inputs stream through `tf.data`.
 MAX_EAGER_EXAMPLES = 8192
-# The input keys whose last axis is the sequence, cut by `trim_padding`.
-_SEQUENCE_KEYS = ("token_ids", "segment_ids", "padding_mask")
 
 
 def preprocessed_dataset(preprocessor, x, y=None, sample_weight=None,
@@ -151,7 +150,7 @@ def trim_padding(data, trim):
     # The last real position + 1 of any row, so a mask with holes is kept.
     used = tf.reduce_max(mask * tf.range(1, length + 1))
     cut = tf.gather(buckets, tf.searchsorted(buckets, [used]))[0]
-    x = {key: value[..., :cut] if key in _SEQUENCE_KEYS else value
+    x = {key: value[..., :cut] if key in PACKED_INPUTS else value
          for key, value in x.items()}
     if trim == "inputs_and_labels":
         y, sample_weight = (None if part is None else part[:, :cut]
