@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 # export in tests/models/test_quantization.py and
 # tests/export/test_quantized_export.py), and a guide costs 45-75 s a pass.
 GUIDES = {"docs/guides/keras_hub_users.md": "torch",
-          "docs/guides/faster_inference.md": "jax"}
+          "docs/guides/faster_inference.md": "torch"}
 
 
 def python_blocks(path):
