@@ -15,6 +15,11 @@ process, one after the other, under `KERAS_BACKEND`:
 * keras-hub: `keras_hub.models.BertTextClassifier.from_preset(dir,
   num_classes=2)` at `sequence_length=128`; `--hub-default` adds its
   default length for this folder (256), which is slow on CPUs.
+* LoRA (`--only LoRA`): each library's classifier with
+  `backbone.enable_lora(--lora-rank)` (keras_bert at its default length,
+  keras-hub at 128), at `--learning-rate` if given (keras_bert: its
+  recipe at that peak rate; keras-hub: Adam at that rate, its default
+  loss and metric).
 
 Reported: wall seconds of the first epoch (from the `fit` call, with
 compiling) and of the last, steps per second in the second, dev accuracy after the epochs,
@@ -36,12 +41,16 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench import common  # noqa: E402
 from bench.finetune_common import DATA  # noqa: E402
 
+# Setting -> (library, sequence length, cut per batch, LoRA on the backbone).
 SETTINGS = {
-    "keras_bert (default, 512 cut per batch)": ("keras_bert", None, True),
-    "keras_bert, 128 cut per batch": ("keras_bert", 128, True),
-    "keras_bert, 128 not cut": ("keras_bert", 128, False),
-    "keras-hub, 128": ("keras_hub", 128, None),
-    "keras-hub (default, 256)": ("keras_hub", None, None),
+    "keras_bert (default, 512 cut per batch)": ("keras_bert", None, True, False),
+    "keras_bert, 128 cut per batch": ("keras_bert", 128, True, False),
+    "keras_bert, 128 not cut": ("keras_bert", 128, False, False),
+    "keras-hub, 128": ("keras_hub", 128, None, False),
+    "keras-hub (default, 256)": ("keras_hub", None, None, False),
+    "keras_bert LoRA (default, 512 cut per batch)": (
+        "keras_bert", None, True, True),
+    "keras-hub LoRA, 128": ("keras_hub", 128, None, True),
 }
 
 
@@ -54,21 +63,35 @@ def read_sst2(name, count=None):
     return texts, [int(label) for label in labels]
 
 
-def build(library, sequence_length, cut):
+def build(library, sequence_length, cut, lora, args):
     if library == "keras_bert":
         import keras_bert
 
         if not cut:
             keras_bert.BertClassifier.trims_padding = None
-        return keras_bert.BertClassifier.from_preset(
+        model = keras_bert.BertClassifier.from_preset(
             common.minilm_dir(), num_classes=2,
             sequence_length=sequence_length)
+        if lora:
+            model.backbone.enable_lora(args.lora_rank)
+        if args.learning_rate:
+            model.compile(learning_rate=args.learning_rate)
+        return model
+    import keras
     import keras_hub
 
     model = keras_hub.models.BertTextClassifier.from_preset(
         common.minilm_dir(), num_classes=2)
     if sequence_length:
         model.preprocessor.sequence_length = sequence_length
+    if lora:
+        model.backbone.enable_lora(args.lora_rank)
+    if args.learning_rate:
+        # keras-hub's own default compile, at another rate.
+        model.compile(
+            optimizer=keras.optimizers.Adam(args.learning_rate),
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            metrics=[keras.metrics.SparseCategoricalAccuracy()])
     return model
 
 
@@ -79,7 +102,7 @@ def worker(name, args):
     keras.utils.set_random_seed(args.seed)
     texts, labels = read_sst2("train.tsv", args.train_size)
     dev_texts, dev_labels = read_sst2("test.tsv")
-    model = build(*SETTINGS[name])
+    model = build(*SETTINGS[name], args)
     marks = [time.perf_counter()]
     # One `fit`, as a user runs it (keras_bert sizes its schedule from it).
     model.fit(texts, np.array(labels), batch_size=32, epochs=args.epochs,
@@ -95,6 +118,16 @@ def worker(name, args):
             "steps_per_second": steps / epochs[-1],
             "dev_accuracy": float(np.mean(logits.argmax(-1) == dev_labels)),
             "predict_seconds": predict}
+
+
+def wanted(name, args):
+    """`--only` filters by name; LoRA settings run only when an `--only`
+    part names LoRA, keras-hub at 256 only with `--hub-default`."""
+    if args.only and not any(part in name for part in args.only):
+        return False
+    if "LoRA" in name:
+        return any("LoRA" in part for part in args.only or ())
+    return args.hub_default or "(default, 256)" not in name
 
 
 def table(results):
@@ -114,6 +147,10 @@ def main():
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hub-default", action="store_true")
+    parser.add_argument("--lora-rank", type=int, default=8,
+                        help="rank of the LoRA settings' adapters")
+    parser.add_argument("--learning-rate", type=float,
+                        help="peak rate instead of each library's default")
     parser.add_argument("--only", nargs="*",
                         help="run the settings whose name holds one of these")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -124,13 +161,14 @@ def main():
         return
     results = []
     for name in SETTINGS:
-        if name.startswith("keras-hub (default") and not args.hub_default:
-            continue
-        if args.only and not any(part in name for part in args.only):
+        if not wanted(name, args):
             continue
         command = [sys.executable, "-m", "bench.finetune_presets",
                    "--worker", name, "--train-size", str(args.train_size),
-                   "--epochs", str(args.epochs), "--seed", str(args.seed)]
+                   "--epochs", str(args.epochs), "--seed", str(args.seed),
+                   "--lora-rank", str(args.lora_rank)]
+        if args.learning_rate:
+            command += ["--learning-rate", str(args.learning_rate)]
         done = subprocess.run(command, capture_output=True, text=True,
                               check=True)
         results.append(json.loads(done.stdout.strip().splitlines()[-1]))

@@ -52,8 +52,14 @@ def add_parser(subparsers):
                           help="examples per device and step")
     training.add_argument("--sequence-length", type=int,
                           help="tokens per example (default 128; squad 384)")
-    training.add_argument("--learning-rate", type=float, default=5e-5,
-                          help="peak rate (the paper: 2e-5 to 5e-5)")
+    training.add_argument("--learning-rate", type=float,
+                          help="peak rate (default: the paper's 5e-5; 2e-3 "
+                          "with --lora-rank)")
+    training.add_argument("--lora-rank", type=int, metavar="RANK",
+                          help="train LoRA adapters of this rank on the "
+                          "query/key/value projections and the head, the "
+                          "rest of the backbone frozen (the saved model "
+                          "holds the merged weights)")
     training.add_argument("--warmup-ratio", type=float, default=0.1)
     training.add_argument("--weight-decay", type=float, default=0.01)
     training.add_argument("--doc-stride", type=int,
@@ -135,9 +141,12 @@ def _print_plan(args, train, validation, names, model, length, steps,
           + (f" in {windows:,} windows" if windows else "")
           + f"; validation: {validation['count']:,} ({args.validation})"
           + (f"; labels: {', '.join(names)}" if names else ""))
+    trained = sum(math.prod(w.shape) for w in model.trainable_weights)
     print(f"model: {backbone.num_layers} layers, hidden "
-          f"{backbone.hidden_dim}, {model.count_params():,} parameters; "
-          f"{length} tokens per example")
+          f"{backbone.hidden_dim}, {model.count_params():,} parameters"
+          + (f", {trained:,} of them trained (LoRA rank {args.lora_rank})"
+             if args.lora_rank else "")
+          + f"; {length} tokens per example")
     print(f"training: {args.epochs} epochs, {steps:,} steps of {batch_size}, "
           f"AdamW, peak lr {args.learning_rate:g}, {args.warmup_ratio:.0%} "
           "warmup, linear decay")
@@ -153,7 +162,7 @@ def _write_results(path, args, info, train, validation, rows, best,
                    "train_examples": train["count"],
                    "validation_examples": validation["count"],
                    "recipe": {k: getattr(args, k) for k in (
-                       "epochs", "batch_size", "learning_rate",
+                       "epochs", "batch_size", "learning_rate", "lora_rank",
                        "warmup_ratio", "weight_decay", "seed")},
                    "best": best, "epochs": rows, "seconds": round(seconds, 1)},
                   handle, indent=2)
@@ -165,9 +174,14 @@ def _finetune(args):
     from keras_bert.checkpoints import save_to_preset
     from keras_bert.commands.epoch_scores import EpochScores
     from keras_bert.commands.predict import save_task_info
+    from keras_bert.optimizers.finetune_recipe import LEARNING_RATE
+    from keras_bert.optimizers.finetune_recipe import LORA_LEARNING_RATE
     from keras_bert.training import distribution
 
     started = time.perf_counter()
+    if args.lora_rank is not None and args.lora_rank < 1:
+        raise task_files.UsageError(
+            f"--lora-rank must be at least 1, got {args.lora_rank}.")
     keras.utils.set_random_seed(args.seed)
     task = args.task
     columns = task_files.resolve_columns(task, args)
@@ -190,8 +204,13 @@ def _finetune(args):
         model = build_task_model(
             task, backbone, tokenizer, length, len(names or ()),
             len(columns["choices"] or ()), args.doc_stride)
+        if args.lora_rank:
+            model.backbone.enable_lora(args.lora_rank)
         x, y = fit_data(task, model, train)
         steps = math.ceil(len(y) / batch_size) * args.epochs
+        if args.learning_rate is None:
+            args.learning_rate = (LORA_LEARNING_RATE if args.lora_rank
+                                  else LEARNING_RATE)
         # Scores come from keras_bert.metrics each epoch, not Keras metrics.
         model.compile(learning_rate=args.learning_rate, num_train_steps=steps,
                       warmup_ratio=args.warmup_ratio,

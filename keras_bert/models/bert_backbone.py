@@ -12,6 +12,8 @@ from keras_bert.layers.bert_embeddings import BertEmbeddings
 from keras_bert.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_bert.models.bucketed_inference import predict_bucketed
 from keras_bert.models.encoder_stack import run_encoder
+from keras_bert.models.lora import enable_lora
+from keras_bert.models.lora import lora_layers
 from keras_bert.models.xla_default import xla_by_default
 from keras_bert.packed_inputs import PACKED_INPUTS
 from keras_bert.quantization import dtype_for_config
@@ -210,6 +212,10 @@ class BertBackbone(keras.Model):
         >>> model.pooler.quantization_mode, model.token_embedding.quantization_mode
         ('int8', None)
         """
+        if lora_layers(self):
+            raise ValueError(
+                "This backbone has LoRA adapters: save and reload it to "
+                "merge them into the kernels, then quantize the merged model.")
         with warnings.catch_warnings(), one_garbage_collection():
             # Keras converts each JAX kernel with `np.asarray(copy=False)`,
             # which JAX answers with one warning per layer; nothing is wrong.
@@ -222,6 +228,38 @@ class BertBackbone(keras.Model):
         use_fast_torch_int8()
         if needs_xla(self):
             self.jit_compile = True
+
+    def enable_lora(self, rank, target_names=None, lora_alpha=None):
+        """Freezes the backbone and trains low-rank adapters (LoRA) instead.
+
+        In each encoder block the layers named by `target_names` get
+        Keras' LoRA (`kernel + lora_kernel_a @ lora_kernel_b * lora_alpha
+        / rank`, B starting at zero, so the outputs do not change until
+        training moves it); every other backbone weight, the targets'
+        kernels and biases included, stops training. A task's heads stay
+        trainable. Saving (`.keras`, `save_to_preset`,
+        `export_to_huggingface`) writes the merged kernels: the saved
+        model is a plain BERT; `export_saved_model` serves the adapted
+        outputs. Enable LoRA before the task's first `fit` (or `compile`
+        again after it).
+
+        Args:
+            rank: int. Rank of the adapters.
+            target_names: sequence of str or None. Roles in each block:
+                "query_key_value" (the default: the fused q, k, v
+                projection, as many adapter weights as rank-`rank` LoRA on
+                query and value), "attention_output", "intermediate",
+                "output".
+            lora_alpha: float or None. Scale numerator (None: `rank`).
+
+        Example:
+        >>> model = BertBackbone.from_preset("bert_tiny_uncased_config")
+        >>> model.enable_lora(4)
+        >>> [w.path.split("/")[-1] for w in model.trainable_weights][:2]
+        ['lora_kernel_a', 'lora_kernel_b']
+        """
+        enable_lora(self, rank, target_names=target_names,
+                    lora_alpha=lora_alpha)
 
     def _resolve_auto_jit_compile(self):
         # XLA on TensorFlow's CPUs as well (keras_bert/models/xla_default.py),

@@ -4,6 +4,9 @@ import keras
 
 from keras_bert.models.task import Task
 from keras_bert.models.task import TaskMixin
+from keras_bert.models.lora import lora_layers
+from keras_bert.optimizers.finetune_recipe import LEARNING_RATE
+from keras_bert.optimizers.finetune_recipe import LORA_LEARNING_RATE
 from keras_bert.optimizers.finetune_recipe import finetune_optimizer
 
 
@@ -42,7 +45,7 @@ class FinetuningMixin(TaskMixin):
         optimizer="auto",
         loss="auto",
         metrics="auto",
-        learning_rate=5e-5,
+        learning_rate="auto",
         num_train_steps="auto",
         warmup_ratio=0.1,
         weight_decay=0.01,
@@ -54,7 +57,10 @@ class FinetuningMixin(TaskMixin):
             optimizer: "auto" or a Keras optimizer.
             loss: "auto" (the task's loss) or a Keras loss.
             metrics: "auto" (the task's metrics) or a list of metrics.
-            learning_rate: float. Peak learning rate for "auto".
+            learning_rate: float or "auto". Peak learning rate of the
+                "auto" optimizer; "auto" is the paper's 5e-5, or 2e-3 when
+                the backbone trains LoRA adapters (`enable_lora`; resolved
+                again by the first `fit` when `num_train_steps="auto"`).
             num_train_steps: "auto", int or None. Total optimizer steps,
                 for the warmup and linear decay: "auto" takes them from
                 the first `fit`; None keeps the rate constant.
@@ -70,6 +76,10 @@ class FinetuningMixin(TaskMixin):
                     self.compile, optimizer, loss, metrics, learning_rate,
                     warmup_ratio=warmup_ratio, weight_decay=weight_decay,
                     **kwargs)
+            if learning_rate == "auto":
+                learning_rate = (LORA_LEARNING_RATE
+                                 if lora_layers(self.backbone)
+                                 else LEARNING_RATE)
             optimizer = finetune_optimizer(
                 learning_rate=learning_rate,
                 num_train_steps=(None if num_train_steps == "auto"

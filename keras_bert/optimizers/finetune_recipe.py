@@ -9,9 +9,17 @@ linearly to 0 at the last step, and the gradient's global norm clipped to
 
 from keras_bert.optimizers.bert_optimizer import create_optimizer
 
+# The paper's peak rate when the whole model trains.
+LEARNING_RATE = 5e-5
+# The peak rate when only LoRA adapters and the task's heads train
+# (`BertBackbone.enable_lora`): the adapters start at zero and hold few
+# weights, and at the paper's rate they barely move in a short run;
+# chosen by measurement (docs/finetuning.md, "LoRA").
+LORA_LEARNING_RATE = 2e-3
+
 
 def finetune_optimizer(
-    learning_rate=5e-5,
+    learning_rate=LEARNING_RATE,
     num_train_steps=None,
     warmup_ratio=0.1,
     weight_decay=0.01,

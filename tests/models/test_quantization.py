@@ -16,24 +16,11 @@ import pytest
 
 from keras_bert import BertBackbone
 from keras_bert import BertClassifier
+from tests.models.tiny_models import TINY
+from tests.models.tiny_models import packed_inputs
 from tests.test_case import TestCase
 from tests.test_case import skip_unless_backend
 from tests.test_case import to_numpy
-
-TINY = dict(vocabulary_size=60, num_layers=2, num_heads=2, hidden_dim=32,
-            intermediate_dim=64, max_sequence_length=16, dropout=0.0)
-
-
-def _inputs(batch=3, length=9, seed=0):
-    rng = np.random.default_rng(seed)
-    mask = np.ones((batch, length), "int32")
-    mask[-1, 6:] = 0
-    return {
-        "token_ids": (rng.integers(5, 60, (batch, length)) * mask).astype(
-            "int32"),
-        "segment_ids": np.zeros((batch, length), "int32"),
-        "padding_mask": mask,
-    }
 
 
 def _gemm_layers(model):
@@ -74,7 +61,7 @@ class QuantizationTest(TestCase):
 
     def test_int8_outputs_stay_close_to_float(self):
         model = BertBackbone(**TINY)
-        inputs = _inputs()
+        inputs = packed_inputs()
         expected = to_numpy(model(inputs))
         model.quantize("int8")
         actual = to_numpy(model(inputs))
@@ -99,7 +86,7 @@ class QuantizationTest(TestCase):
     def test_quantized_backbone_reloads_identical(self):
         model = BertBackbone(**TINY)
         model.quantize("int8")
-        inputs = _inputs()
+        inputs = packed_inputs()
         restored = self.run_model_saving_test(model, inputs, atol=0)
         self.assertEqual(restored.pooler.quantization_mode, "int8")
         preset = os.path.join(self.get_temp_dir(), "preset")
@@ -118,7 +105,7 @@ class QuantizationTest(TestCase):
     def test_classifier_quantize_changes_predict_and_reloads(self):
         model = BertClassifier(BertBackbone(**TINY), num_classes=3,
                                dropout=0.0)
-        inputs = _inputs()
+        inputs = packed_inputs()
         before = model.predict_on_batch(inputs)
         model.quantize("int8")
         after = model.predict_on_batch(inputs)
@@ -178,7 +165,7 @@ class QuantizationTest(TestCase):
         model.quantize("int8")
         self.assertTrue(model.jit_compile)
         self.assertTrue(model.backbone.jit_compile)
-        restored = self.run_model_saving_test(model, _inputs(), atol=0)
+        restored = self.run_model_saving_test(model, packed_inputs(), atol=0)
         self.assertTrue(restored.jit_compile)
         # A float model keeps Keras' choice.
         self.assertEqual(BertClassifier(BertBackbone(**TINY), num_classes=2)
@@ -198,9 +185,9 @@ class QuantizationTest(TestCase):
         spec = tf.TensorSpec((None, None), tf.int32)
         serve = tf.function(
             lambda x: backbone(x, training=False), jit_compile=True,
-            input_signature=[{name: spec for name in _inputs()}])
+            input_signature=[{name: spec for name in packed_inputs()}])
         hlo = serve.experimental_get_compiler_ir(
-            {k: tf.constant(v) for k, v in _inputs().items()})(stage="hlo")
+            {k: tf.constant(v) for k, v in packed_inputs().items()})(stage="hlo")
         dots = re.findall(r"= (\w+)\[[\d,]*\]\S* dot\(", hlo)
         layers = TINY["num_layers"]
         # int8 x int8 -> int32: QKV, attention output, 2 feed-forward per
@@ -226,7 +213,7 @@ class QuantizationTest(TestCase):
 
         model = BertBackbone(**TINY)
         model.quantize("int8")
-        inputs = _inputs()
+        inputs = packed_inputs()
         # QKV (einsum), attention output, 2 feed-forward per layer, pooler.
         gemms = 4 * TINY["num_layers"] + 1
         fast = {}
@@ -282,7 +269,7 @@ class QuantizationTest(TestCase):
 
         model = BertBackbone(**TINY)
         model.quantize("int8")
-        inputs = {k: torch.as_tensor(v) for k, v in _inputs().items()}
+        inputs = {k: torch.as_tensor(v) for k, v in packed_inputs().items()}
         with torch.no_grad():
             explanation = torch._dynamo.explain(
                 lambda x: model(x, training=False)["sequence_output"]
