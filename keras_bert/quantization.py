@@ -28,10 +28,15 @@ def is_gemm_layer(layer):
     return isinstance(layer, (keras.layers.Dense, keras.layers.EinsumDense))
 
 
+def quantized_layers(model):
+    """The quantized layers of `model` (a backbone or task), in order."""
+    return [layer for layer in model._flatten_layers()
+            if layer.quantization_mode is not None]
+
+
 def is_quantized(model):
     """Whether any layer of `model` (a backbone or task) is quantized."""
-    return any(layer.quantization_mode is not None
-               for layer in model._flatten_layers())
+    return bool(quantized_layers(model))
 
 
 def needs_xla(model):

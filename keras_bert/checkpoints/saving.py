@@ -19,6 +19,7 @@ from keras_bert.checkpoints.weight_conversion import model_to_huggingface_state
 from keras_bert.checkpoints.preset_weights import save_preset_weights
 from keras_bert.file_swap import swap_in_directory
 from keras_bert.quantization import is_quantized
+from keras_bert.quantization import quantized_layers
 from keras_bert.version import __version__
 
 
@@ -131,8 +132,7 @@ def _huggingface_architecture(model):
 
 
 def _quantized_modes(model):
-    layers = [layer for layer in model._flatten_layers()
-              if layer.quantization_mode is not None]
+    layers = quantized_layers(model)
     return (f"{len(layers)} layers in "
             f"{', '.join(sorted({l.quantization_mode for l in layers}))}, "
             f"e.g. {layers[0].path}")

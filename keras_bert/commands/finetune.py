@@ -174,8 +174,6 @@ def _finetune(args):
     from keras_bert.checkpoints import save_to_preset
     from keras_bert.commands.epoch_scores import EpochScores
     from keras_bert.commands.predict import save_task_info
-    from keras_bert.optimizers.finetune_recipe import LEARNING_RATE
-    from keras_bert.optimizers.finetune_recipe import LORA_LEARNING_RATE
     from keras_bert.training import distribution
 
     started = time.perf_counter()
@@ -209,8 +207,7 @@ def _finetune(args):
         x, y = fit_data(task, model, train)
         steps = math.ceil(len(y) / batch_size) * args.epochs
         if args.learning_rate is None:
-            args.learning_rate = (LORA_LEARNING_RATE if args.lora_rank
-                                  else LEARNING_RATE)
+            args.learning_rate = model.default_learning_rate()
         # Scores come from keras_bert.metrics each epoch, not Keras metrics.
         model.compile(learning_rate=args.learning_rate, num_train_steps=steps,
                       warmup_ratio=args.warmup_ratio,

@@ -2,9 +2,9 @@ import functools
 
 import keras
 
+from keras_bert.models.lora import lora_layers
 from keras_bert.models.task import Task
 from keras_bert.models.task import TaskMixin
-from keras_bert.models.lora import lora_layers
 from keras_bert.optimizers.finetune_recipe import LEARNING_RATE
 from keras_bert.optimizers.finetune_recipe import LORA_LEARNING_RATE
 from keras_bert.optimizers.finetune_recipe import finetune_optimizer
@@ -77,9 +77,7 @@ class FinetuningMixin(TaskMixin):
                     warmup_ratio=warmup_ratio, weight_decay=weight_decay,
                     **kwargs)
             if learning_rate == "auto":
-                learning_rate = (LORA_LEARNING_RATE
-                                 if lora_layers(self.backbone)
-                                 else LEARNING_RATE)
+                learning_rate = self.default_learning_rate()
             optimizer = finetune_optimizer(
                 learning_rate=learning_rate,
                 num_train_steps=(None if num_train_steps == "auto"
@@ -93,6 +91,13 @@ class FinetuningMixin(TaskMixin):
             metrics = self.default_metrics()
             kwargs.setdefault("weighted_metrics", self.default_weighted_metrics())
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def default_learning_rate(self):
+        """The recipe's peak rate for this model as it is now: the paper's
+        5e-5, or 2e-3 once the backbone trains LoRA adapters."""
+        if lora_layers(self.backbone):
+            return LORA_LEARNING_RATE
+        return LEARNING_RATE
 
     def default_loss(self):
         raise NotImplementedError

@@ -6,6 +6,8 @@ it, B starting at zero); this module picks the layers of each encoder
 block, freezes everything else in the backbone, and names the roles.
 """
 
+from keras_bert.quantization import quantized_layers
+
 # Role -> the layer of an encoder block it names.
 LORA_TARGETS = {
     # q, k and v share one fused (hidden, 3, hidden) kernel: Keras' adapter
@@ -42,12 +44,11 @@ def enable_lora(backbone, rank, target_names=None, lora_alpha=None):
             f"LoRA is already enabled on this backbone (rank "
             f"{enabled[0].lora_rank}, {len(enabled)} layers). Save and "
             "reload it to merge the adapters, then enable LoRA again.")
-    quantized = [layer.name for layer in backbone._flatten_layers()
-                 if layer.quantization_mode is not None]
+    quantized = quantized_layers(backbone)
     if quantized:
         raise ValueError(
             "LoRA needs a float backbone; this one is quantized "
-            f"({len(quantized)} layers, e.g. {quantized[0]!r}). Enable "
+            f"({len(quantized)} layers, e.g. {quantized[0].name!r}). Enable "
             "LoRA on the float model, train, then quantize the merged "
             "model.")
     targets = [LORA_TARGETS[name](backbone.get_layer(f"transformer_layer_{i}"))
