@@ -1,5 +1,6 @@
-"""Replacing a directory so that a failure never leaves half of it."""
+"""Replacing a file or directory so that a failure never leaves half of it."""
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -25,3 +26,24 @@ def swap_in_directory(staged, target):
         os.rename(retired, target)
         raise
     shutil.rmtree(retired, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def staged_file(target):
+    """Yields a temporary name beside `target`, renamed over it on success.
+
+    Until the body returns, `target` keeps its old contents (or stays
+    absent); a body that raises, or a process killed inside it, never
+    leaves a half-written `target`.
+    """
+    parent, name = os.path.split(os.path.abspath(target))
+    os.makedirs(parent, exist_ok=True)
+    # Created by the body's writer, so with the permissions a plain write
+    # would give (`mkstemp` would make the file private).
+    staging = os.path.join(parent, f".{name}.partial-{os.getpid()}")
+    try:
+        yield staging
+        os.replace(staging, target)
+    finally:
+        if os.path.exists(staging):
+            os.remove(staging)

@@ -176,28 +176,7 @@ def read_safetensors(filename):
     which tensor and how many bytes are missing. No code is executed: the
     format is a JSON header followed by raw little-endian bytes.
     """
-    check_not_lfs_pointer(filename)
-    size = os.path.getsize(filename)
-    corrupt = (
-        f"{filename} is truncated or not a safetensors file; download it "
-        "again"
-    )
-    with open(filename, "rb") as f:
-        prefix = f.read(8)
-        if len(prefix) < 8:
-            raise CheckpointError(f"{corrupt} (only {size} bytes).")
-        header_size = int.from_bytes(prefix, "little")
-        if header_size > size - 8:
-            raise CheckpointError(
-                f"{corrupt} (its header claims {header_size} bytes, the "
-                f"file has {size})."
-            )
-        try:
-            header = json.loads(f.read(header_size))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise CheckpointError(f"{corrupt} (unreadable header).") from None
-    if not isinstance(header, dict):
-        raise CheckpointError(f"{corrupt} (unreadable header).")
+    header, header_size, size, corrupt = _safetensors_header(filename)
     header.pop("__metadata__", None)
 
     data_start = 8 + header_size
@@ -227,6 +206,41 @@ def read_safetensors(filename):
             )
         tensors[name] = data[begin:end].view(dtype).reshape(shape)
     return tensors
+
+
+def read_safetensors_metadata(filename):
+    """The `__metadata__` strings of a safetensors file ({} when none)."""
+    header, _, _, corrupt = _safetensors_header(filename)
+    metadata = header.get("__metadata__", {})
+    if not isinstance(metadata, dict):
+        raise CheckpointError(f"{corrupt} (unreadable metadata).")
+    return metadata
+
+
+def _safetensors_header(filename):
+    check_not_lfs_pointer(filename)
+    size = os.path.getsize(filename)
+    corrupt = (
+        f"{filename} is truncated or not a safetensors file; download it "
+        "again"
+    )
+    with open(filename, "rb") as f:
+        prefix = f.read(8)
+        if len(prefix) < 8:
+            raise CheckpointError(f"{corrupt} (only {size} bytes).")
+        header_size = int.from_bytes(prefix, "little")
+        if header_size > size - 8:
+            raise CheckpointError(
+                f"{corrupt} (its header claims {header_size} bytes, the "
+                f"file has {size})."
+            )
+        try:
+            header = json.loads(f.read(header_size))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise CheckpointError(f"{corrupt} (unreadable header).") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{corrupt} (unreadable header).")
+    return header, header_size, size, corrupt
 
 
 def _read_pickle(filename):

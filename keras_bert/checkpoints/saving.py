@@ -53,6 +53,22 @@ def atomic_directory(target):
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def write_safetensors(filename, tensors, metadata):
+    """`safetensors.numpy.save_file`, readable as any file written here.
+
+    safetensors creates its file private to the user (mode 0600); an
+    exported model is meant to be shared, so it gets the mode `open`
+    would give: 0666 less the umask.
+    """
+    from safetensors.numpy import save_file
+
+    save_file(tensors, filename, metadata=metadata)
+    # Python has no umask getter: set it and put it back.
+    umask = os.umask(0o022)
+    os.umask(umask)
+    os.chmod(filename, 0o666 & ~umask)
+
+
 def _write_json(filename, data):
     with open(filename, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2)
@@ -153,8 +169,6 @@ def export_to_huggingface(model, hf_dir, tokenizer=None):
         tokenizer: optional `BertTokenizer`; by default the one of the
             model's preprocessor, if any.
     """
-    from safetensors.numpy import save_file
-
     if is_quantized(model):
         # Its int8 kernels would be written as if they were the weights.
         raise ValueError(
@@ -171,7 +185,7 @@ def export_to_huggingface(model, hf_dir, tokenizer=None):
     with atomic_directory(hf_dir) as staging:
         _write_json(os.path.join(staging, "config.json"), config)
         # transformers requires the "format" metadata on safetensors files.
-        save_file(state, os.path.join(staging, "model.safetensors"),
-                  metadata={"format": "pt"})
+        write_safetensors(os.path.join(staging, "model.safetensors"), state,
+                          metadata={"format": "pt"})
         if tokenizer is not None:
             tokenizer.save_to_preset(staging)

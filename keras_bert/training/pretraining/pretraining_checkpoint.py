@@ -7,6 +7,7 @@ import keras
 import numpy as np
 
 from keras_bert.checkpoints.saving import atomic_directory
+from keras_bert.file_swap import staged_file
 
 _NAME = re.compile(r"^ckpt-(\d+)$")
 _LATEST = "latest"
@@ -137,9 +138,7 @@ def _checkpoint_names(directory):
 
 
 def _replace_file(path, text):
-    staging = f"{path}.tmp-{os.getpid()}"
-    with open(staging, "w") as file:
+    with staged_file(path) as staging, open(staging, "w") as file:
         file.write(text)
         file.flush()
         os.fsync(file.fileno())
-    os.replace(staging, path)
