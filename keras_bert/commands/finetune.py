@@ -11,7 +11,8 @@ AdamW, linear warmup over the first 10% of the steps, linear decay to 0.
 After every epoch the validation file is scored (accuracy/F1, entity F1,
 EM/F1, ...); the best epoch's model is kept as a preset in OUTPUT/best
 with its label names (finetune.json), for `keras-bert predict` and
-`keras-bert evaluate`. OUTPUT also gets metrics.csv and metrics.jsonl (a
+`keras-bert evaluate`; with --lora-rank, its adapters and head alone also
+in OUTPUT/best.lora.safetensors (`load_lora_weights` onto --model). OUTPUT also gets metrics.csv and metrics.jsonl (a
 row per epoch), results.json and curves.png.
 """
 
@@ -58,8 +59,9 @@ def add_parser(subparsers):
     training.add_argument("--lora-rank", type=int, metavar="RANK",
                           help="train LoRA adapters of this rank on the "
                           "query/key/value projections and the head, the "
-                          "rest of the backbone frozen (the saved model "
-                          "holds the merged weights)")
+                          "rest of the backbone frozen (OUTPUT/best holds "
+                          "the merged weights, OUTPUT/best.lora.safetensors "
+                          "the adapters and head alone)")
     training.add_argument("--warmup-ratio", type=float, default=0.1)
     training.add_argument("--weight-decay", type=float, default=0.01)
     training.add_argument("--doc-stride", type=int,
@@ -217,11 +219,14 @@ def _finetune(args):
         info = {"task": task, "labels": names, "columns": columns,
                 "sequence_length": length, "train": args.train}
         best_dir = os.path.join(args.output, "best")
+        adapters = os.path.join(args.output, "best.lora.safetensors")
 
         def save(row):
             save_to_preset(model, best_dir)
             save_task_info(best_dir, {**info, "epoch": row["epoch"],
                                       "scores": row})
+            if args.lora_rank:
+                model.save_lora_weights(adapters)
 
         monitor = task_files.MONITOR[task]
         callback = EpochScores(
@@ -247,6 +252,9 @@ def _finetune(args):
                    validation, callback.rows, best,
                    time.perf_counter() - started)
     print(f"model: {best_dir}  (keras-bert predict --model {best_dir})")
+    if args.lora_rank:
+        print(f"adapters alone: {adapters}  (task.load_lora_weights onto "
+              f"{args.model})")
     print(f"logs: {output}/metrics.csv, metrics.jsonl, results.json"
           + (", curves.png" if plotted else " (no plot: pip install "
              "matplotlib)"))

@@ -10,6 +10,7 @@ from keras_bert.configs import BACKBONE_CONFIGS
 from keras_bert.configs import get_backbone_config
 from keras_bert.layers.bert_embeddings import BertEmbeddings
 from keras_bert.layers.transformer_encoder_block import TransformerEncoderBlock
+from keras_bert.models.adapters_mixin import AdaptersMixin
 from keras_bert.models.bucketed_inference import predict_bucketed
 from keras_bert.models.encoder_stack import run_encoder
 from keras_bert.models.lora import enable_lora
@@ -25,7 +26,7 @@ from keras_bert.torch_int8 import use_fast_torch_int8
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertBackbone(keras.Model):
+class BertBackbone(AdaptersMixin, keras.Model):
     """The BERT encoder as a backend-agnostic Keras Functional model.
 
     Embeddings (token + segment + position, summed, LayerNorm, dropout), a
@@ -240,8 +241,10 @@ class BertBackbone(keras.Model):
         trainable. Saving (`.keras`, `save_to_preset`,
         `export_to_huggingface`) writes the merged kernels: the saved
         model is a plain BERT; `export_saved_model` serves the adapted
-        outputs. Enable LoRA before the task's first `fit` (or `compile`
-        again after it).
+        outputs; `save_lora_weights` writes the adapters alone (and a
+        task's heads), for `load_lora_weights` onto the base model. Enable
+        LoRA before the task's first `fit` (or `compile` again after it:
+        the optimizer was built for the old trainable weights).
 
         Args:
             rank: int. Rank of the adapters.

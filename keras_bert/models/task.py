@@ -6,6 +6,7 @@ import keras
 
 from keras_bert.checkpoints.loading import load_task
 from keras_bert.checkpoints.saving import save_to_preset
+from keras_bert.models.adapters_mixin import AdaptersMixin
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.build_before_tracing import build_before_tracing
 from keras_bert.models.bucketed_inference import predict_bucketed
@@ -32,7 +33,7 @@ def _steps_per_epoch(x, batch_size):
     return math.ceil(len(leaves[0]) / (batch_size or 32))
 
 
-class TaskMixin:
+class TaskMixin(AdaptersMixin):
     """What every task model has, whether Functional or subclassed (see
     `Task`, whose docstring describes it).
 

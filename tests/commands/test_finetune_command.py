@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from keras_bert import BertBackbone
+from keras_bert import BertClassifier
 from keras_bert import cli
 from keras_bert.checkpoints import save_to_preset
 from keras_bert.preprocessing import BertTokenizer
@@ -196,6 +197,17 @@ class FinetuneCommandTest(TestCase):
             self.assertEqual(moved, weight.path.endswith(
                 "query_key_value/kernel"), weight.path)
         self.assert_evaluate_matches(output, results, data, "accuracy")
+        # The adapters alone, loaded onto the pretrained model, give the
+        # best preset's logits.
+        self.assertIn("best.lora.safetensors", printed)
+        texts = [sentence for sentence, _ in SENTENCES]
+        best = BertClassifier.from_preset(os.path.join(output, "best"))
+        adapted = BertClassifier.from_preset(self.preset, num_classes=2,
+                                             sequence_length=16)
+        adapted.load_lora_weights(
+            os.path.join(output, "best.lora.safetensors"))
+        self.assertAllClose(adapted.predict(texts, verbose=0),
+                            best.predict(texts, verbose=0), atol=1e-5)
 
     @pytest.mark.slow
     def test_pair(self):

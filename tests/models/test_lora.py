@@ -20,6 +20,7 @@ from keras_bert import BertClassifier
 from keras_bert.optimizers.finetune_recipe import LORA_LEARNING_RATE
 from tests.checkpoints import reference_checkpoints as ref
 from tests.models.tiny_models import TINY
+from tests.models.tiny_models import move_lora_adapters
 from tests.models.tiny_models import packed_inputs
 from tests.test_case import TestCase
 from tests.test_case import skip_unless_backend
@@ -28,14 +29,6 @@ from tests.test_case import to_numpy
 
 def _sequence(model, inputs):
     return to_numpy(model(inputs)["sequence_output"])
-
-
-def _move_adapters(model, seed=1):
-    # Non-zero B matrices, as training leaves them.
-    rng = np.random.default_rng(seed)
-    for weight in model.trainable_weights:
-        if weight.path.endswith("lora_kernel_b"):
-            weight.assign(rng.normal(0, 0.5, weight.shape).astype("float32"))
 
 
 def _weight_names(weights):
@@ -51,7 +44,7 @@ class LoraTest(TestCase):
         before = _sequence(model, inputs)
         model.enable_lora(4)
         self.assertAllClose(_sequence(model, inputs), before, atol=0, rtol=0)
-        _move_adapters(model)
+        move_lora_adapters(model)
         self.assertGreater(np.abs(_sequence(model, inputs) - before).max(),
                            1e-3)
 
@@ -147,7 +140,7 @@ class LoraTest(TestCase):
         keras.utils.set_random_seed(5)
         model = BertBackbone(**TINY)
         model.enable_lora(4, target_names=("query_key_value", "output"))
-        _move_adapters(model)
+        move_lora_adapters(model)
         inputs = packed_inputs(batch=8)
         expected = _sequence(model, inputs)
         directory = self.get_temp_dir()
@@ -169,7 +162,7 @@ class LoraTest(TestCase):
         model = BertBackbone(**TINY)
         model.enable_lora(4, target_names=("query_key_value",
                                            "intermediate"))
-        _move_adapters(model)
+        move_lora_adapters(model)
         inputs = packed_inputs(batch=8)
         hf_dir = os.path.join(self.get_temp_dir(), "hf")
         export_to_huggingface(model, hf_dir)
@@ -192,7 +185,7 @@ class LoraTest(TestCase):
         model = BertClassifier(BertBackbone(**TINY), num_classes=2,
                                preprocessor=None)
         model.backbone.enable_lora(4)
-        _move_adapters(model)
+        move_lora_adapters(model)
         inputs = packed_inputs(batch=4)
         expected = to_numpy(model.predict(inputs, verbose=0))
         path = os.path.join(self.get_temp_dir(), "served")

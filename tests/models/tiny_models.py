@@ -1,4 +1,5 @@
-"""A tiny backbone config and packed inputs shared by the model tests."""
+"""A tiny backbone config, packed inputs and trained-looking LoRA adapters
+shared by the model tests."""
 
 import numpy as np
 
@@ -18,3 +19,11 @@ def packed_inputs(batch=3, length=9, seed=0):
         "segment_ids": np.zeros((batch, length), "int32"),
         "padding_mask": mask,
     }
+
+
+def move_lora_adapters(model, seed=1):
+    """Non-zero LoRA B matrices, as training leaves them (B starts at 0)."""
+    rng = np.random.default_rng(seed)
+    for weight in model.trainable_weights:
+        if weight.path.endswith("lora_kernel_b"):
+            weight.assign(rng.normal(0, 0.5, weight.shape).astype("float32"))
