@@ -2,11 +2,12 @@
 
 Rank-8 adapters and a classifier head of all-MiniLM-L6-v2 are 74,498
 weights (a 300 kB file) where the model is 22.7 million (a 92 MB preset):
-they travel alone and go back onto the base model they were trained on. The file is safetensors: each adapter matrix under
-its block and role (`transformer_layer_3/query_key_value/lora_kernel_a`),
-a task's own weights (its heads) under `head/`, and metadata with the
-rank, alpha, roles and the backbone's shape, all checked before a load
-changes anything.
+they travel alone and go back onto the base model they were trained on.
+The file is safetensors: each adapter matrix under its block and role
+(`transformer_layer_3/query_key_value/lora_kernel_a`), a task's own
+weights (its heads) under `head/`, and metadata with the rank, alpha,
+roles and the backbone's shape, all checked before a load changes
+anything.
 """
 
 import keras
@@ -55,30 +56,16 @@ def save_lora_weights(model, filepath):
 
 
 def load_lora_weights(model, filepath):
-    """See `BertBackbone.load_lora_weights`. Returns True when the load
-    enabled LoRA (the model's compiled functions are then out of date)."""
+    """See `BertBackbone.load_lora_weights`."""
     backbone = getattr(model, "backbone", model)
     _check_suffix(filepath)
-    metadata = read_safetensors_metadata(filepath)
-    if metadata.get("format") != FORMAT:
-        raise ValueError(
-            f"{filepath} is not a keras_bert LoRA file (its metadata "
-            f"'format' is {metadata.get('format')!r}, expected {FORMAT!r}); "
-            "write one with `save_lora_weights`.")
-    try:
-        rank = int(metadata["rank"])
-        alpha = float(metadata["lora_alpha"])
-        roles = tuple(metadata["target_names"].split(","))
-        shape = (int(metadata["num_layers"]), int(metadata["hidden_dim"]))
-    except (KeyError, ValueError) as error:
-        raise ValueError(
-            f"{filepath}: unreadable LoRA metadata ({error!r}).") from None
+    rank, alpha, roles, shape, saved_from = _read_settings(filepath)
     if shape != (backbone.num_layers, backbone.hidden_dim):
         raise ValueError(
             f"{filepath} adapts a backbone of {shape[0]} layers and hidden "
             f"size {shape[1]}; this one has {backbone.num_layers} layers "
-            f"and hidden size {backbone.hidden_dim}. Load it onto the preset it was trained "
-            f"from (saved from a {metadata.get('saved_from', 'model')}).")
+            f"and hidden size {backbone.hidden_dim}. Load it onto the "
+            f"model it was trained from (saved from a {saved_from}).")
     unknown = [role for role in roles if role not in LORA_TARGETS]
     if unknown:
         raise ValueError(f"{filepath} names unknown LoRA targets {unknown}; "
@@ -99,10 +86,9 @@ def load_lora_weights(model, filepath):
     # A backbone takes the adapters of a task's file and leaves its heads.
     stored = {key: value for key, value in tensors.items()
               if model is not backbone or not key.startswith(HEAD)}
-    _check_tensors(filepath, stored, expected, metadata.get("saved_from"))
+    _check_tensors(filepath, stored, expected, saved_from)
 
-    enabled = not adapters
-    if enabled:
+    if not adapters:
         enable_lora(backbone, rank, target_names=roles, lora_alpha=alpha)
         adapters = _adapted_layers(backbone)
     targets = {f"{key}/lora_kernel_{ab}": getattr(layer, f"lora_kernel_{ab}")
@@ -111,7 +97,25 @@ def load_lora_weights(model, filepath):
     for key, variable in targets.items():
         # A copy: the file is memory-mapped read-only.
         variable.assign(keras.ops.cast(np.array(stored[key]), variable.dtype))
-    return enabled
+
+
+def _read_settings(filepath):
+    """(rank, alpha, roles, (num_layers, hidden_dim), saved_from) of a
+    LoRA file, from its safetensors metadata."""
+    metadata = read_safetensors_metadata(filepath)
+    if metadata.get("format") != FORMAT:
+        raise ValueError(
+            f"{filepath} is not a keras_bert LoRA file (its metadata "
+            f"'format' is {metadata.get('format')!r}, expected {FORMAT!r}); "
+            "write one with `save_lora_weights`.")
+    try:
+        return (int(metadata["rank"]), float(metadata["lora_alpha"]),
+                tuple(metadata["target_names"].split(",")),
+                (int(metadata["num_layers"]), int(metadata["hidden_dim"])),
+                metadata.get("saved_from", "model"))
+    except (KeyError, ValueError) as error:
+        raise ValueError(
+            f"{filepath}: unreadable LoRA metadata ({error!r}).") from None
 
 
 def _check_suffix(filepath):
