@@ -22,6 +22,10 @@ KERAS_HUB = "keras_hub"
 # presets saved before the rename).
 KERAS_HUB_BACKBONES = ("keras_hub>BertBackbone", "keras_nlp>BertBackbone")
 
+# How a tokenizer's config in a keras_bert preset's config.json names its
+# vocabulary: the file `BertTokenizer.save_to_preset` writes beside it.
+PRESET_VOCABULARY = "vocab.txt"
+
 EXPECTED_LAYOUTS = (
     "Expected one of these layouts:\n"
     "  Hugging Face: config.json (model_type 'bert'), model.safetensors "
@@ -166,6 +170,24 @@ def _numpy_dtype(code, filename, name):
         f"{filename}: tensor {name!r} has dtype {code!r}, which keras_bert "
         "cannot read."
     )
+
+
+def replace_vocabulary(config, old, new):
+    """A copy of the serialized `config` with each "vocabulary" equal to
+    `old` replaced by `new`, at any depth.
+
+    Keras serializes a tokenizer with its whole vocabulary (half a megabyte
+    of config.json for BERT base); a preset writes the vocabulary once, as
+    `vocab.txt`, and its config names that file (`save_to_preset`), which
+    `load_preset_model` turns back into the file's path.
+    """
+    if isinstance(config, list):
+        return [replace_vocabulary(item, old, new) for item in config]
+    if not isinstance(config, dict):
+        return config
+    return {key: new if key == "vocabulary" and value == old
+            else replace_vocabulary(value, old, new)
+            for key, value in config.items()}
 
 
 def read_safetensors(filename):

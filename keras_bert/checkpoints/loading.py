@@ -89,8 +89,11 @@ def _with_overrides(config, overrides):
 
 
 def _preset_config(path):
-    return import_config_module(
-        files.read_json(os.path.join(path, "config.json")))
+    config = files.read_json(os.path.join(path, "config.json"))
+    config = files.replace_vocabulary(
+        config, files.PRESET_VOCABULARY,
+        os.path.join(path, files.PRESET_VOCABULARY))
+    return import_config_module(config)
 
 
 def load_preset_model(path, load_weights=True, backbone_overrides=None,

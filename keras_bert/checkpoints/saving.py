@@ -13,6 +13,8 @@ import shutil
 import tempfile
 
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
+from keras_bert.checkpoints.checkpoint_files import PRESET_VOCABULARY
+from keras_bert.checkpoints.checkpoint_files import replace_vocabulary
 from keras_bert.checkpoints.config_conversion import bert_config_from_backbone
 from keras_bert.checkpoints.weight_conversion import find_layer
 from keras_bert.checkpoints.weight_conversion import model_to_huggingface_state
@@ -98,9 +100,13 @@ def save_to_preset(model, preset_dir, tokenizer=None):
     import keras
 
     tokenizer = _tokenizer_of(model, tokenizer)
+    config = keras.saving.serialize_keras_object(model)
+    if tokenizer is not None:
+        # Named, not listed: the preset holds it as vocab.txt.
+        config = replace_vocabulary(config, tokenizer.get_vocabulary(),
+                                    PRESET_VOCABULARY)
     with atomic_directory(preset_dir) as staging:
-        _write_json(os.path.join(staging, "config.json"),
-                    keras.saving.serialize_keras_object(model))
+        _write_json(os.path.join(staging, "config.json"), config)
         save_preset_weights(model, os.path.join(staging, "model.weights.h5"))
         if tokenizer is not None:
             tokenizer.save_to_preset(staging)

@@ -98,6 +98,42 @@ class PresetRoundTripTest(TestCase):
         self.assertAllClose(restored(backbone_inputs()),
                             model(backbone_inputs()), atol=0, rtol=0)
 
+    def test_the_preset_config_names_its_vocabulary_file(self):
+        # config.json names vocab.txt instead of listing every token, the
+        # preset still loads after it moves, and a preset written with the
+        # list inline (before this) loads as well.
+        import shutil
+
+        tokenizer = BertTokenizer(ref.VOCABULARY, lowercase=True)
+        model = BertClassifier(
+            tiny_backbone(), num_classes=2,
+            preprocessor=BertPreprocessor(tokenizer, sequence_length=12))
+        directory = os.path.join(self.get_temp_dir(), "preset")
+        model.save_to_preset(directory)
+        with open(os.path.join(directory, "config.json")) as f:
+            text = f.read()
+        self.assertEqual(json.loads(text)["config"]["preprocessor"]["config"]
+                         ["tokenizer"]["config"]["vocabulary"], "vocab.txt")
+        self.assertNotIn(json.dumps(ref.VOCABULARY[-1]), text)
+        moved = os.path.join(self.get_temp_dir(), "moved")
+        shutil.move(directory, moved)
+        texts = ["the quick brown fox", "unseen wordz"]
+        expected = model.preprocessor(texts)["token_ids"]
+        restored = BertClassifier.from_preset(moved)
+        self.assertEqual(restored.preprocessor.tokenizer.get_vocabulary(),
+                         ref.VOCABULARY)
+        self.assertAllClose(restored.preprocessor(texts)["token_ids"],
+                            expected, atol=0, rtol=0)
+        inline = json.loads(text)
+        inline["config"]["preprocessor"]["config"]["tokenizer"]["config"][
+            "vocabulary"] = ref.VOCABULARY
+        with open(os.path.join(moved, "config.json"), "w") as f:
+            json.dump(inline, f)
+        os.remove(os.path.join(moved, "vocab.txt"))
+        old = BertClassifier.from_preset(moved, load_weights=False)
+        self.assertEqual(old.preprocessor.tokenizer.get_vocabulary(),
+                         ref.VOCABULARY)
+
     def test_trained_model_preset_has_no_optimizer_state(self):
         tokenizer = BertTokenizer(ref.VOCABULARY)
         model = BertClassifier(
@@ -169,6 +205,9 @@ class PresetRoundTripTest(TestCase):
         first.save_to_preset(directory)
 
         class BrokenTokenizer:
+            def get_vocabulary(self):
+                return list(ref.VOCABULARY)
+
             def save_to_preset(self, path):
                 raise RuntimeError("disk full")
 
