@@ -23,7 +23,9 @@ KERAS_HUB = "keras_hub"
 KERAS_HUB_BACKBONES = ("keras_hub>BertBackbone", "keras_nlp>BertBackbone")
 
 # How a tokenizer's config in a keras_bert preset's config.json names its
-# vocabulary: the file `BertTokenizer.save_to_preset` writes beside it.
+# vocabulary: the file `BertTokenizer.save_to_preset` writes beside it
+# (`vocabulary_io.VOCABULARY_FILE`, not imported: its package imports
+# TensorFlow, which `import keras_bert` keeps out under JAX and PyTorch).
 PRESET_VOCABULARY = "vocab.txt"
 
 EXPECTED_LAYOUTS = (

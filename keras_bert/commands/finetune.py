@@ -12,8 +12,9 @@ After every epoch the validation file is scored (accuracy/F1, entity F1,
 EM/F1, ...); the best epoch's model is kept as a preset in OUTPUT/best
 with its label names (finetune.json), for `keras-bert predict` and
 `keras-bert evaluate`; with --lora-rank, its adapters and head alone also
-in OUTPUT/best.lora.safetensors (`load_lora_weights` onto --model). OUTPUT also gets metrics.csv and metrics.jsonl (a
-row per epoch), results.json and curves.png.
+in OUTPUT/best.lora.safetensors (`load_lora_weights` onto --model).
+OUTPUT also gets metrics.csv and metrics.jsonl (a row per epoch),
+results.json and curves.png.
 """
 
 import json

@@ -28,14 +28,28 @@ def lora_layers(backbone):
             if getattr(layer, "lora_enabled", False)]
 
 
-def enable_lora(backbone, rank, target_names=None, lora_alpha=None):
-    """See `BertBackbone.enable_lora`."""
-    target_names = tuple(target_names or DEFAULT_LORA_TARGETS)
+def check_target_names(target_names):
+    """`target_names` as a tuple, refusing the roles `LORA_TARGETS` lacks."""
+    target_names = tuple(target_names)
     unknown = [name for name in target_names if name not in LORA_TARGETS]
     if unknown:
         raise ValueError(
             f"Unknown LoRA target(s) {unknown}; the targets of a BERT "
             f"encoder block are {sorted(LORA_TARGETS)}.")
+    return target_names
+
+
+def lora_targets(backbone, target_names):
+    """{"transformer_layer_<i>/<role>": layer} for every block and each of
+    the (checked) `target_names`, block by block."""
+    return {f"transformer_layer_{i}/{name}": LORA_TARGETS[name](
+                backbone.get_layer(f"transformer_layer_{i}"))
+            for i in range(backbone.num_layers) for name in target_names}
+
+
+def enable_lora(backbone, rank, target_names=None, lora_alpha=None):
+    """See `BertBackbone.enable_lora`."""
+    target_names = check_target_names(target_names or DEFAULT_LORA_TARGETS)
     if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
         raise ValueError(f"rank must be a positive int, got {rank!r}.")
     enabled = lora_layers(backbone)
@@ -51,8 +65,7 @@ def enable_lora(backbone, rank, target_names=None, lora_alpha=None):
             f"({len(quantized)} layers, e.g. {quantized[0].name!r}). Enable "
             "LoRA on the float model, train, then quantize the merged "
             "model.")
-    targets = [LORA_TARGETS[name](backbone.get_layer(f"transformer_layer_{i}"))
-               for i in range(backbone.num_layers) for name in target_names]
+    targets = lora_targets(backbone, target_names).values()
     # A frozen layer freezes its variables; the targets are switched back on
     # and Keras then freezes their kernels, leaving the adapters trainable.
     for layer in backbone._flatten_layers(include_self=False):

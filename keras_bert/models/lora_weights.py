@@ -18,7 +18,9 @@ from keras_bert.checkpoints.checkpoint_files import read_safetensors_metadata
 from keras_bert.checkpoints.saving import write_safetensors
 from keras_bert.file_swap import staged_file
 from keras_bert.models.lora import LORA_TARGETS
+from keras_bert.models.lora import check_target_names
 from keras_bert.models.lora import enable_lora
+from keras_bert.models.lora import lora_targets
 
 FORMAT = "keras_bert.lora"
 SUFFIX = ".safetensors"
@@ -66,10 +68,6 @@ def load_lora_weights(model, filepath):
             f"size {shape[1]}; this one has {backbone.num_layers} layers "
             f"and hidden size {backbone.hidden_dim}. Load it onto the "
             f"model it was trained from (saved from a {saved_from}).")
-    unknown = [role for role in roles if role not in LORA_TARGETS]
-    if unknown:
-        raise ValueError(f"{filepath} names unknown LoRA targets {unknown}; "
-                         f"known: {sorted(LORA_TARGETS)}.")
     adapters = _adapted_layers(backbone)
     current = _settings(adapters) if adapters else None
     if current and current != (rank, alpha, roles):
@@ -110,7 +108,7 @@ def _read_settings(filepath):
             "write one with `save_lora_weights`.")
     try:
         return (int(metadata["rank"]), float(metadata["lora_alpha"]),
-                tuple(metadata["target_names"].split(",")),
+                check_target_names(metadata["target_names"].split(",")),
                 (int(metadata["num_layers"]), int(metadata["hidden_dim"])),
                 metadata.get("saved_from", "model"))
     except (KeyError, ValueError) as error:
@@ -126,15 +124,10 @@ def _check_suffix(filepath):
 
 
 def _adapted_layers(backbone):
-    """{"transformer_layer_i/role": layer} of the layers with LoRA on."""
-    found = {}
-    for i in range(backbone.num_layers):
-        block = backbone.get_layer(f"transformer_layer_{i}")
-        for role, pick in LORA_TARGETS.items():
-            layer = pick(block)
-            if getattr(layer, "lora_enabled", False):
-                found[f"transformer_layer_{i}/{role}"] = layer
-    return found
+    """`lora_targets`' entries of the layers with LoRA on."""
+    return {key: layer
+            for key, layer in lora_targets(backbone, LORA_TARGETS).items()
+            if getattr(layer, "lora_enabled", False)}
 
 
 def _settings(adapters):
@@ -149,13 +142,10 @@ def _expected_shapes(backbone, rank, roles):
     # Keras' adapters: A is the kernel's shape with its last axis replaced
     # by the rank, B is (rank, the kernel's last axis).
     shapes = {}
-    for i in range(backbone.num_layers):
-        block = backbone.get_layer(f"transformer_layer_{i}")
-        for role in roles:
-            kernel = tuple(LORA_TARGETS[role](block).kernel.shape)
-            key = f"transformer_layer_{i}/{role}"
-            shapes[f"{key}/lora_kernel_a"] = kernel[:-1] + (rank,)
-            shapes[f"{key}/lora_kernel_b"] = (rank, kernel[-1])
+    for key, layer in lora_targets(backbone, roles).items():
+        kernel = tuple(layer.kernel.shape)
+        shapes[f"{key}/lora_kernel_a"] = kernel[:-1] + (rank,)
+        shapes[f"{key}/lora_kernel_b"] = (rank, kernel[-1])
     return shapes
 
 

@@ -189,10 +189,9 @@ class TaskMixin(AdaptersMixin):
         >>> model.backbone.pooler.quantization_mode
         'int8'
         """
+        # The compiled functions, traced on the float model, are traced
+        # again: quantizing adds variables (`AdaptersMixin`).
         self.backbone.quantize(mode, config=config, filters=filters, **kwargs)
-        # Compiled functions captured the float graph.
-        self.train_function = self.test_function = None
-        self.predict_function = None
         if needs_xla(self):
             self.jit_compile = True
 
