@@ -1,16 +1,11 @@
-"""Finding and reading checkpoint files, with errors that say what is wrong.
+"""Finding checkpoint files, with errors that say what is wrong.
 
-Four directory layouts are recognised (see `detect_layout`). Readers
-return `{name: numpy array}` as stored; renaming and reshaping happen in
-`name_mapping` and `weight_conversion`.
+Four directory layouts are recognised (see `detect_layout`); the weights
+of each are read by `weight_files`.
 """
 
-import glob
 import json
-import math
 import os
-
-import numpy as np
 
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
 
@@ -53,7 +48,8 @@ def read_json(filename):
         raise CheckpointError(f"{filename} is not valid JSON: {error}") from None
 
 
-def _listing(path):
+def directory_listing(path):
+    """The file names in `path`, for an error message."""
     files = sorted(os.listdir(path))
     return ", ".join(files) if files else "(empty directory)"
 
@@ -123,7 +119,7 @@ def detect_layout(path):
         return GOOGLE
     raise CheckpointError(
         f"{path} is not a checkpoint directory keras_bert recognises. "
-        f"Found: {_listing(path)}.\n{EXPECTED_LAYOUTS}"
+        f"Found: {directory_listing(path)}.\n{EXPECTED_LAYOUTS}"
     )
 
 
@@ -148,30 +144,11 @@ def preset_weights_file(path, kind):
     if not os.path.isfile(weights_file):
         raise CheckpointError(
             f"{path} is a {kind} without model.weights.h5. Found: "
-            f"{_listing(path)}. Pass load_weights=False for the "
+            f"{directory_listing(path)}. Pass load_weights=False for the "
             "architecture only."
         )
     check_not_lfs_pointer(weights_file)
     return weights_file
-
-
-def _numpy_dtype(code, filename, name):
-    simple = {
-        "F64": "float64", "F32": "float32", "F16": "float16",
-        "I64": "int64", "I32": "int32", "I16": "int16", "I8": "int8",
-        "U8": "uint8", "BOOL": "bool",
-    }
-    if code in simple:
-        return np.dtype(simple[code])
-    if code == "BF16":
-        # NumPy has no bfloat16; ml_dtypes (a JAX/TF dependency) adds it.
-        import ml_dtypes
-
-        return np.dtype(ml_dtypes.bfloat16)
-    raise CheckpointError(
-        f"{filename}: tensor {name!r} has dtype {code!r}, which keras_bert "
-        "cannot read."
-    )
 
 
 def replace_vocabulary(config, old, new):
@@ -190,202 +167,3 @@ def replace_vocabulary(config, old, new):
     return {key: new if key == "vocabulary" and value == old
             else replace_vocabulary(value, old, new)
             for key, value in config.items()}
-
-
-def read_safetensors(filename):
-    """Reads a safetensors file into NumPy arrays (memory-mapped).
-
-    Parsed here rather than with `safetensors.numpy` so that bfloat16
-    tensors load and a truncated or corrupt file gets an error that says
-    which tensor and how many bytes are missing. No code is executed: the
-    format is a JSON header followed by raw little-endian bytes.
-    """
-    header, header_size, size, corrupt = _safetensors_header(filename)
-    header.pop("__metadata__", None)
-
-    data_start = 8 + header_size
-    data = np.zeros((0,), np.uint8)
-    if size > data_start:
-        data = np.memmap(filename, dtype=np.uint8, mode="r", offset=data_start)
-    tensors = {}
-    for name, info in header.items():
-        try:
-            shape = tuple(int(d) for d in info["shape"])
-            begin, end = (int(x) for x in info["data_offsets"])
-            code = info["dtype"]
-        except (KeyError, TypeError, ValueError):
-            raise CheckpointError(
-                f"{corrupt} (bad header entry for {name!r})."
-            ) from None
-        dtype = _numpy_dtype(code, filename, name)
-        if end - begin != math.prod(shape) * dtype.itemsize or begin < 0:
-            raise CheckpointError(
-                f"{corrupt} (tensor {name!r}: {end - begin} bytes for shape "
-                f"{shape} {code})."
-            )
-        if end > data.size:
-            raise CheckpointError(
-                f"{corrupt} (tensor {name!r} ends at byte "
-                f"{data_start + end}, the file has {size})."
-            )
-        tensors[name] = data[begin:end].view(dtype).reshape(shape)
-    return tensors
-
-
-def read_safetensors_metadata(filename):
-    """The `__metadata__` strings of a safetensors file ({} when none)."""
-    header, _, _, corrupt = _safetensors_header(filename)
-    metadata = header.get("__metadata__", {})
-    if not isinstance(metadata, dict):
-        raise CheckpointError(f"{corrupt} (unreadable metadata).")
-    return metadata
-
-
-def _safetensors_header(filename):
-    check_not_lfs_pointer(filename)
-    size = os.path.getsize(filename)
-    corrupt = (
-        f"{filename} is truncated or not a safetensors file; download it "
-        "again"
-    )
-    with open(filename, "rb") as f:
-        prefix = f.read(8)
-        if len(prefix) < 8:
-            raise CheckpointError(f"{corrupt} (only {size} bytes).")
-        header_size = int.from_bytes(prefix, "little")
-        if header_size > size - 8:
-            raise CheckpointError(
-                f"{corrupt} (its header claims {header_size} bytes, the "
-                f"file has {size})."
-            )
-        try:
-            header = json.loads(f.read(header_size))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise CheckpointError(f"{corrupt} (unreadable header).") from None
-    if not isinstance(header, dict):
-        raise CheckpointError(f"{corrupt} (unreadable header).")
-    return header, header_size, size, corrupt
-
-
-def _read_pickle(filename):
-    import torch
-
-    check_not_lfs_pointer(filename)
-    try:
-        # weights_only: the restricted unpickler, which builds tensors and
-        # plain containers but never calls arbitrary code from the file.
-        state = torch.load(filename, map_location="cpu", weights_only=True)
-    except Exception as error:
-        raise CheckpointError(
-            f"{filename} could not be read with torch.load(weights_only=True)"
-            f": {error}"
-        ) from None
-    if not isinstance(state, dict) or not all(
-        isinstance(v, torch.Tensor) for v in state.values()
-    ):
-        raise CheckpointError(
-            f"{filename} does not hold a flat state dict of tensors."
-        )
-    return {
-        name: (value.float() if value.dtype == torch.bfloat16 else value)
-        .numpy()
-        for name, value in state.items()
-    }
-
-
-def _read_sharded(path, index_name, read_shard):
-    index_file = os.path.join(path, index_name)
-    check_not_lfs_pointer(index_file)
-    weight_map = read_json(index_file).get("weight_map")
-    if not isinstance(weight_map, dict):
-        raise CheckpointError(f"{index_file} has no 'weight_map'.")
-    tensors = {}
-    for shard in sorted(set(weight_map.values())):
-        shard_file = os.path.join(path, shard)
-        if not os.path.isfile(shard_file):
-            raise CheckpointError(
-                f"{index_file} lists shard {shard}, which is not in {path}. "
-                f"Found: {_listing(path)}."
-            )
-        tensors.update(read_shard(shard_file))
-    absent = sorted(set(weight_map) - set(tensors))
-    if absent:
-        raise CheckpointError(
-            f"{index_file} lists tensors its shards do not hold: {absent}."
-        )
-    return tensors
-
-
-def read_huggingface_weights(path, allow_pickle=False):
-    """All tensors of a HF directory: safetensors first, pickle on request."""
-    files = set(os.listdir(path))
-    if "model.safetensors" in files:
-        return read_safetensors(os.path.join(path, "model.safetensors"))
-    if "model.safetensors.index.json" in files:
-        return _read_sharded(path, "model.safetensors.index.json",
-                             read_safetensors)
-    pickles = sorted(
-        files & {"pytorch_model.bin", "pytorch_model.bin.index.json"}
-    )
-    if pickles and not allow_pickle:
-        raise CheckpointError(
-            f"{path} has PyTorch pickle weights only ({', '.join(pickles)}). "
-            "Loading a pickle can run code from the file, so keras_bert "
-            "does not by default. Prefer model.safetensors (transformers: "
-            "`model.save_pretrained(dir, safe_serialization=True)`), or pass "
-            "allow_pickle=True if you trust the file; it is then read with "
-            "torch.load(weights_only=True)."
-        )
-    if "pytorch_model.bin" in files:
-        return _read_pickle(os.path.join(path, "pytorch_model.bin"))
-    if "pytorch_model.bin.index.json" in files:
-        return _read_sharded(path, "pytorch_model.bin.index.json",
-                             _read_pickle)
-    raise CheckpointError(
-        f"{path} has a BERT config.json but no weights keras_bert can read. "
-        f"Found: {_listing(path)}. Expected model.safetensors or "
-        "model.safetensors.index.json with its shards (TF .h5 and Flax "
-        ".msgpack weights are not supported)."
-    )
-
-
-def _google_checkpoint_prefix(path):
-    prefix = os.path.join(path, "bert_model.ckpt")
-    if os.path.isfile(prefix + ".index"):
-        return prefix
-    indexes = sorted(glob.glob(os.path.join(path, "*.index")))
-    if len(indexes) == 1:
-        return indexes[0][: -len(".index")]
-    raise CheckpointError(
-        f"{path} has bert_config.json but "
-        + ("several checkpoints: " + ", ".join(map(os.path.basename, indexes))
-           + "; keep one, or name it bert_model.ckpt"
-           if indexes else "no bert_model.ckpt.index")
-        + f". Found: {_listing(path)}."
-    )
-
-
-def read_google_checkpoint(path):
-    """All variables of an original (TF1 name-based) BERT checkpoint."""
-    prefix = _google_checkpoint_prefix(path)
-    shards = sorted(glob.glob(glob.escape(prefix) + ".data-*"))
-    if not shards:
-        raise CheckpointError(
-            f"{prefix}.index has no data file ({os.path.basename(prefix)}"
-            f".data-00000-of-00001 expected). Found: {_listing(path)}."
-        )
-    for filename in [prefix + ".index"] + shards:
-        check_not_lfs_pointer(filename)
-    import tensorflow as tf
-
-    try:
-        reader = tf.train.load_checkpoint(prefix)
-        return {
-            name: reader.get_tensor(name)
-            for name in reader.get_variable_to_shape_map()
-        }
-    except (tf.errors.OpError, ValueError) as error:
-        raise CheckpointError(
-            f"TensorFlow could not read the checkpoint {prefix}: "
-            f"{error}. The files may be truncated; download them again."
-        ) from None

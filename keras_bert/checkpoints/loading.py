@@ -12,6 +12,7 @@ import logging
 import os
 
 from keras_bert.checkpoints import checkpoint_files as files
+from keras_bert.checkpoints import weight_files
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
 from keras_bert.checkpoints.config_conversion import (
     backbone_kwargs_from_bert_config,
@@ -52,11 +53,12 @@ def read_bert_checkpoint(path, load_weights=True, allow_pickle=False):
         return _Checkpoint(config, {}, {})
     if layout == files.HUGGINGFACE:
         state, origins = normalize_huggingface_names(
-            files.read_huggingface_weights(path, allow_pickle=allow_pickle)
+            weight_files.read_huggingface_weights(
+                path, allow_pickle=allow_pickle)
         )
     else:
         state, origins = google_to_canonical_names(
-            files.read_google_checkpoint(path)
+            weight_files.read_google_checkpoint(path)
         )
     return _Checkpoint(config, state, origins)
 

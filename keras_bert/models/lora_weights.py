@@ -13,8 +13,8 @@ anything.
 import keras
 import numpy as np
 
-from keras_bert.checkpoints.checkpoint_files import read_safetensors
-from keras_bert.checkpoints.checkpoint_files import read_safetensors_metadata
+from keras_bert.checkpoints.weight_files import read_safetensors
+from keras_bert.checkpoints.weight_files import read_safetensors_metadata
 from keras_bert.checkpoints.saving import write_safetensors
 from keras_bert.file_swap import staged_file
 from keras_bert.models.lora import LORA_TARGETS

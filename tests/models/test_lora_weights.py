@@ -87,7 +87,7 @@ class LoraWeightsTest(TestCase):
     def test_the_file_holds_adapters_and_heads_only(self):
         trained, _ = _trained_classifier()
         trained.save_lora_weights(self.path)
-        from keras_bert.checkpoints.checkpoint_files import read_safetensors
+        from keras_bert.checkpoints.weight_files import read_safetensors
 
         names = sorted(read_safetensors(self.path))
         self.assertEqual(names, sorted(
