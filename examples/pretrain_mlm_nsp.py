@@ -13,7 +13,8 @@ Data: any UTF-8 text; `DATA` is a file or a folder of `.txt` files (e.g.
 Project Gutenberg books, https://www.gutenberg.org, or WikiText). Documents
 are split into sentences, a WordPiece vocabulary is learned from the
 training text, sentence pairs are built for NSP (half of the B segments
-random) and 15% of the tokens masked (80/10/10). `OUTPUT` gets the
+random) and 30% of the tokens masked (80/10/10; the `budget` recipe of
+`keras-bert pretrain`, dropout off). `OUTPUT` gets the
 vocabulary, checkpoints, `metrics.csv`/`metrics.jsonl`, TensorBoard logs,
 `loss_curves.png` (MLM and NSP loss and accuracy against the step,
 drawn from `metrics.jsonl` by `keras_bert.training.plot_loss_curves`),

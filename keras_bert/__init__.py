@@ -24,7 +24,11 @@ from keras_bert.version import __version__
 # Public name -> module that defines it (or the subpackage itself),
 # imported on first access.
 _LAZY = {
-    "layers": "keras_bert.layers",
+    # Sub-packages, so that `keras_bert.training.batch_pairs` works after
+    # `import keras_bert` alone.
+    **{name: f"keras_bert.{name}" for name in (
+        "checkpoints", "export", "layers", "losses", "metrics", "models",
+        "optimizers", "preprocessing", "training", "visualization")},
     "BACKBONE_CONFIGS": "keras_bert.configs",
     "BertBackbone": "keras_bert.models.bert_backbone",
     "BertClassifier": "keras_bert.models.bert_classifier",

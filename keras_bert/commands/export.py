@@ -1,7 +1,7 @@
 """`keras-bert export`: a model directory to a TF SavedModel or ONNX file.
 
-    keras-bert export runs/sst2/model exported/sst2/1 --format savedmodel
-    keras-bert export runs/sst2/model sst2.onnx --format onnx --overwrite
+    keras-bert export runs/sst2/best exported/sst2/1 --format savedmodel
+    keras-bert export runs/sst2/best sst2.onnx --format onnx --overwrite
 
 MODEL_DIR is a keras_bert preset (a backbone or a fine-tuned task) or a
 Hugging Face / Google checkpoint directory (loaded as a backbone). A

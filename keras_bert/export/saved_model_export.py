@@ -25,8 +25,9 @@ def export_saved_model(
 
     Signatures (see docs/export.md for every output):
 
-    * `serving_default`: raw strings in (one input per text, e.g. `text`,
-      or `text_a`/`text_b` for pairs; `question`/`context` for QA;
+    * `serving_default`: raw strings in (one input per text: `text`, or
+      two names given as `text_inputs` for pairs; `question`/`context`
+      for QA;
       `prompt`/`choices` for multiple choice), batched with any batch size.
       Tokenization, packing (dynamic padding, truncation to
       `sequence_length`) and the model are one graph. Without
