@@ -20,7 +20,9 @@ vocabulary, checkpoints, `metrics.csv`/`metrics.jsonl`, TensorBoard logs,
 drawn from `metrics.jsonl` by `keras_bert.training.plot_loss_curves`),
 `evaluation.json` (held-out accuracy next to the unigram/chance baselines)
 and the final `model/` preset (`BertPretrainer.from_preset`). This is
-`keras-bert pretrain` as a script; see docs/pretraining.md.
+the job `keras-bert pretrain` runs, as a script with defaults of its own
+(mini, 128 tokens, both objectives, peak rate 1e-3, 2% held out); see
+docs/pretraining.md.
 """
 
 import argparse

@@ -14,9 +14,10 @@ Data: any UTF-8 file of sentences: one per line, or a TSV/CSV whose
 `--column` (default `sentence`, as in GLUE SST-2) holds them. `--preset`
 is a sentence-transformers directory (its pooling and normalization are
 read from `modules.json`), or any BERT directory (mean pooling). Every
-sentence becomes one L2-normalized vector (`BertTextEmbedder.encode`:
-length-bucketed batches); a query's neighbours are the sentences with the
-highest cosine similarity. Nothing is trained. With `--output`, the
+sentence becomes one vector, L2-normalized when the directory says so
+(all-MiniLM-L6-v2 does; `BertTextEmbedder.encode`, several short
+sentences to a row); a query's neighbours are the sentences with the
+highest similarity. Nothing is trained. With `--output`, the
 neighbours and their scores go to `OUTPUT/metrics.json`.
 """
 

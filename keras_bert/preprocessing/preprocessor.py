@@ -22,7 +22,8 @@ class Preprocessor(PreprocessingLayer):
         sequence_length: int. Packed length in tokens.
         truncate: str. "longest_first" or "waterfall" (see `BertPacker`).
         dynamic_padding: bool. Pad each batch to its longest row, for the
-            subclasses whose output allows it (`BertPreprocessor`).
+            subclasses whose output allows it (`BertPreprocessor`,
+            `BertTextEmbedderPreprocessor`).
 
     Example:
     >>> tokenizer = keras_bert.BertTokenizer(
