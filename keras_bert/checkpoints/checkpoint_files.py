@@ -13,6 +13,9 @@ HUGGINGFACE = "huggingface"
 GOOGLE = "google"
 KERAS_BERT = "keras_bert"
 KERAS_HUB = "keras_hub"
+# The layouts as messages name them.
+LAYOUT_NAMES = {HUGGINGFACE: "Hugging Face", GOOGLE: "Google BERT",
+                KERAS_BERT: "keras_bert", KERAS_HUB: "keras-hub"}
 # keras-hub registers its classes under both packages ("keras_nlp" for
 # presets saved before the rename).
 KERAS_HUB_BACKBONES = ("keras_hub>BertBackbone", "keras_nlp>BertBackbone")

@@ -111,6 +111,14 @@ def load_preset_model(path, load_weights=True, backbone_overrides=None,
     """
     import keras
 
+    layout = files.detect_layout(path)
+    if layout != files.KERAS_BERT:
+        raise CheckpointError(
+            f"{path} is a {files.LAYOUT_NAMES[layout]} checkpoint, not a "
+            "keras_bert preset (what save_to_preset writes). Load it with "
+            "BertBackbone.from_preset or a task's from_preset, or convert "
+            f"it: keras-bert convert {path} OUTPUT_DIR."
+        )
     config = _preset_config(path)
     inner = config["config"]
     is_task = isinstance(inner.get("backbone"), dict)

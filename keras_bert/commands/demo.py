@@ -8,6 +8,9 @@ def add_parser(subparsers):
     parser.add_argument("--config", default="tiny",
                         help="a size name: tiny, mini, small, medium, base")
     parser.add_argument("--text", default="BERT reads both directions.")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seeds the random weights (the same numbers "
+                        "on every run of one backend)")
     parser.set_defaults(func=run)
 
 
@@ -17,6 +20,7 @@ def run(args):
 
     from keras_bert import BertBackbone
 
+    keras.utils.set_random_seed(args.seed)
     backbone = BertBackbone.from_preset(args.config)
     # Byte values stand in for WordPiece ids until a vocabulary is learned.
     ids = [2] + [5 + b for b in args.text.encode("utf-8")] + [3]
@@ -28,6 +32,7 @@ def run(args):
     outputs = backbone(inputs)
     pooled = keras.ops.convert_to_numpy(outputs["pooled_output"])
     print(f"backend: {keras.config.backend()}")
-    print(f"config: {args.config}, parameters: {backbone.count_params():,}")
+    print(f"config: {args.config}, parameters: {backbone.count_params():,}"
+          f" (random weights, seed {args.seed})")
     print(f"sequence_output: {tuple(outputs['sequence_output'].shape)}")
     print(f"pooled_output[:4]: {[round(float(v), 4) for v in pooled[0, :4]]}")

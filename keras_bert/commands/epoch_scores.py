@@ -2,6 +2,7 @@
 
 import csv
 import json
+import math
 import os
 
 import keras
@@ -10,8 +11,9 @@ import keras
 class EpochScores(keras.callbacks.Callback):
     """Scores the validation file after each epoch and logs it as `val_*`
     (so the progress bar and History, which run after it, show it), saves
-    the model when the monitored score is the best so far, and rewrites
-    the metrics files."""
+    the model when the monitored score is the best so far (on a tie, when
+    the validation loss is lower: small validation sets tie often), and
+    rewrites the metrics files."""
 
     def __init__(self, evaluate, monitor, save, output_dir):
         super().__init__()
@@ -26,13 +28,22 @@ class EpochScores(keras.callbacks.Callback):
                      if k != "count" and not k.startswith("num_")})
         row = {"epoch": epoch + 1, **{k: float(v) for k, v in logs.items()}}
         self.rows.append(row)
-        key = f"val_{self.monitor}"
-        if self.best is None or row[key] > self.best[key]:
+        if self._improves(row):
             self.best = row
             if self.output_dir:
                 self.save(row)
         if self.output_dir:
             write_metrics(self.rows, self.output_dir)
+
+
+    def _improves(self, row):
+        if self.best is None:
+            return True
+        key = f"val_{self.monitor}"
+        if row[key] != self.best[key]:
+            return row[key] > self.best[key]
+        return (row.get("val_loss", math.inf)
+                < self.best.get("val_loss", math.inf))
 
 
 def write_metrics(rows, output_dir):

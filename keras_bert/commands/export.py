@@ -39,7 +39,9 @@ def add_parser(subparsers):
                         "premise,hypothesis (default: text)")
     parser.add_argument("--label-names", metavar="NAMES",
                         help="comma-separated class or tag names: adds a "
-                        "string labels/tags output")
+                        "string labels/tags output (default: the names in "
+                        "MODEL_DIR/finetune.json, when keras-bert finetune "
+                        "wrote it)")
     parser.add_argument("--packed-only", action="store_true",
                         help="SavedModel without the string signature")
     parser.add_argument("--opset", type=int, help="ONNX opset (default: "
@@ -77,12 +79,14 @@ def _names(text):
 
 
 def run(args):
+    from keras_bert.commands.predict import read_task_info
     from keras_bert.export import export_onnx
     from keras_bert.export import export_saved_model
 
     try:
         model, tokenizer = load_exportable(args.model_dir)
-        label_names = _names(args.label_names)
+        label_names = (_names(args.label_names)
+                       or (read_task_info(args.model_dir) or {}).get("labels"))
         if args.format == "onnx":
             export_onnx(model, args.output, overwrite=args.overwrite,
                         label_names=label_names, opset=args.opset)

@@ -46,12 +46,15 @@ def add_parser(subparsers):
     parser.add_argument("--model", required=True, metavar="PRESET_DIR",
                         help="pretrained checkpoint with its vocabulary "
                         "(Hugging Face, Google or keras_bert directory)")
-    parser.add_argument("--output", required=True, metavar="DIR")
+    parser.add_argument("--output", required=True, metavar="DIR",
+                        help="where the best model (DIR/best), metrics and "
+                        "curves go")
     task_files.add_data_arguments(parser)
     training = parser.add_argument_group("training")
-    training.add_argument("--epochs", type=int, default=3)
+    training.add_argument("--epochs", type=int, default=3,
+                          help="passes over --train (default 3)")
     training.add_argument("--batch-size", type=int, default=32,
-                          help="examples per device and step")
+                          help="examples per device and step (default 32)")
     training.add_argument("--sequence-length", type=int,
                           help="tokens per example (default 128; squad 384)")
     training.add_argument("--learning-rate", type=float,
@@ -63,8 +66,11 @@ def add_parser(subparsers):
                           "rest of the backbone frozen (OUTPUT/best holds "
                           "the merged weights, OUTPUT/best.lora.safetensors "
                           "the adapters and head alone)")
-    training.add_argument("--warmup-ratio", type=float, default=0.1)
-    training.add_argument("--weight-decay", type=float, default=0.01)
+    training.add_argument("--warmup-ratio", type=float, default=0.1,
+                          help="share of the steps warming up (default "
+                          "0.1), then linear decay to 0")
+    training.add_argument("--weight-decay", type=float, default=0.01,
+                          help="AdamW's decoupled decay (default 0.01)")
     training.add_argument("--doc-stride", type=int,
                           help="squad: tokens between window starts "
                           "(default 128, or half the room a window leaves "
@@ -118,6 +124,9 @@ def _check_output(output):
         raise task_files.UsageError(
             f"{best} holds files that are not a model; choose another "
             "--output.")
+    if os.path.isfile(os.path.join(best, "config.json")):
+        print(f"{output} holds an earlier run: its best/ is replaced when "
+              "this run's first epoch is scored.")
     os.makedirs(output, exist_ok=True)
 
 
@@ -150,7 +159,8 @@ def _print_plan(args, train, validation, names, model, length, steps,
           + (f", {trained:,} of them trained (LoRA rank {args.lora_rank})"
              if args.lora_rank else "")
           + f"; {length} tokens per example")
-    print(f"training: {args.epochs} epochs, {steps:,} steps of {batch_size}, "
+    epochs = f"{args.epochs} epoch" + ("s" if args.epochs != 1 else "")
+    print(f"training: {epochs}, {steps:,} steps of {batch_size}, "
           f"AdamW, peak lr {args.learning_rate:g}, {args.warmup_ratio:.0%} "
           "warmup, linear decay")
 

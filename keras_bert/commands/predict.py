@@ -84,8 +84,17 @@ def load_finetuned(model_dir, precision="float32"):
     `--precision` choice.
     """
     from keras_bert import checkpoints
+    from keras_bert.checkpoints import checkpoint_files
 
     info = read_task_info(model_dir)
+    layout = checkpoints.detect_layout(model_dir)
+    if layout != checkpoint_files.KERAS_BERT:
+        raise checkpoints.CheckpointError(
+            f"--model {model_dir} is a pretrained "
+            f"{checkpoint_files.LAYOUT_NAMES[layout]} "
+            "checkpoint, not a fine-tuned model: predict and evaluate read "
+            "what `keras-bert finetune` writes (its OUTPUT/best). Fine-tune "
+            f"it first: keras-bert finetune --model {model_dir} ...")
     model = apply_precision(checkpoints.load_preset_model(
         model_dir, backbone_overrides=load_overrides(precision)), precision)
     if getattr(model, "preprocessor", None) is None:

@@ -99,6 +99,15 @@ class DirectoryErrorsTest(TestCase):
             load_backbone(directory)
 
 
+    def test_preset_loader_refuses_another_layout(self):
+        directory = self.get_temp_dir()
+        ref.make_huggingface("BertModel", directory)
+        with self.assertRaisesRegex(
+                CheckpointError, "is a Hugging Face checkpoint, not a "
+                "keras_bert preset.*BertBackbone.from_preset"):
+            checkpoints.load_preset_model(directory)
+
+
 class ConfigErrorsTest(TestCase):
     def setUp(self):
         super().setUp()

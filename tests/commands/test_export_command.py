@@ -34,6 +34,34 @@ class ExportCommandTest(TestCase):
         with self.assertRaisesRegex(SystemExit, "already exists.*--overwrite"):
             run_cli("export", self.preset, target, "--format", "savedmodel")
 
+    def test_finetuned_model_exports_its_saved_label_names(self):
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
+
+        from keras_bert import BertClassifier
+        from keras_bert import BertPreprocessor
+        from keras_bert.commands.predict import save_task_info
+
+        pretrainer = BertPretrainer.from_preset(self.preset,
+                                                preprocessor=None)
+        classifier = BertClassifier(
+            pretrainer.backbone, num_classes=2,
+            preprocessor=BertPreprocessor(self.tokenizer, sequence_length=16))
+        best = os.path.join(self.root, "best")
+        save_to_preset(classifier, best)
+        # What `keras-bert finetune` writes beside its best model.
+        save_task_info(best, {"task": "classify", "labels": ["neg", "pos"],
+                              "columns": {"text": "sentence"}})
+        target = os.path.join(self.root, "classifier", "1")
+        code, _ = run_cli("export", best, target, "--format", "savedmodel")
+        self.assertEqual(code, 0)
+        serve = tf.saved_model.load(target).signatures["serving_default"]
+        outputs = serve(text=tf.constant(["w1 w2 .", "w3 ."]))
+        labels = [label.decode() for label in outputs["labels"].numpy()]
+        expected = ["neg", "pos"]
+        self.assertEqual(labels, [expected[i] for i in
+                                  outputs["label_ids"].numpy()])
+
     def test_without_vocabulary_only_packed_inputs(self):
         bare = os.path.join(self.root, "bare")
         save_to_preset(BertPretrainer(BertBackbone(

@@ -318,9 +318,33 @@ class FinetuneCommandTest(TestCase):
         self.assert_fails(f"{data}:1: tag 'PER' is not IOB",
                           *self.finetune_args("ner", data, data))
 
+    def test_an_earlier_run_in_output_is_announced(self):
+        from keras_bert.commands.finetune import _check_output
+
+        output = self.get_temp_dir()
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            _check_output(output)
+        self.assertEqual(printed.getvalue(), "")
+        os.makedirs(os.path.join(output, "best"))
+        write(os.path.join(output, "best", "config.json"), "{}")
+        with contextlib.redirect_stdout(printed):
+            _check_output(output)
+        self.assertIn("holds an earlier run: its best/ is replaced",
+                      printed.getvalue())
+
     def test_missing_model_and_options(self):
         model = os.path.join(self.get_temp_dir(), "missing")
         self.assert_fails("no such directory", "predict", "--model", model)
+        # A pretrained checkpoint is not what predict and evaluate read.
+        pretrained = os.path.join(self.get_temp_dir(), "hf")
+        os.makedirs(pretrained)
+        write(os.path.join(pretrained, "config.json"),
+              '{"model_type": "bert", "num_hidden_layers": 1}')
+        for command in (("predict",), ("evaluate", "--data", "x.tsv")):
+            self.assert_fails("is a pretrained Hugging Face checkpoint, not "
+                              "a fine-tuned model", *command, "--model",
+                              pretrained, stdin="text\n")
         self.assert_fails("choice needs --choice-columns",
                           *self.finetune_args("choice", "a.tsv", "b.tsv"))
         self.assert_fails("--lora-rank must be at least 1, got 0",
