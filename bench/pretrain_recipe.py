@@ -165,7 +165,7 @@ def run_variant(base, output, group, label, extra, backend):
         evaluation = json.load(file)
     with open(os.path.join(run_dir, "run.json")) as file:
         settings = json.load(file)
-    evaluation.pop("fill_mask_examples", None)
+    printed = evaluation.pop("fill_mask_examples", [])
     scored = subprocess.run(
         [sys.executable, "-m", "bench.pretrain_recipe", "--score", run_dir],
         env=env, capture_output=True, text=True, cwd=REPO, check=True)
@@ -173,14 +173,9 @@ def run_variant(base, output, group, label, extra, backend):
             "backend": backend, "settings": settings,
             "evaluation": evaluation, "wall_s": wall,
             "load_before": load, "load_after": os.getloadavg()[0],
-            "fill_mask_top5": _fill_mask_hits(run_dir),
+            "fill_mask_top5": sum(1 for example in printed
+                                  if example.get("rank")),
             "fill_mask_many": json.loads(scored.stdout.splitlines()[-1])}
-
-
-def _fill_mask_hits(run_dir):
-    with open(os.path.join(run_dir, "evaluation.json")) as file:
-        examples = json.load(file).get("fill_mask_examples", [])
-    return sum(1 for example in examples if example.get("rank"))
 
 
 def score_fill_mask(run_dir, count=FILL_MASK_EXAMPLES):

@@ -35,7 +35,6 @@ class EpochScores(keras.callbacks.Callback):
         if self.output_dir:
             write_metrics(self.rows, self.output_dir)
 
-
     def _improves(self, row):
         if self.best is None:
             return True
