@@ -117,6 +117,14 @@ GROUPS = {
                     for label, extra in (
                         ("token masking (the budget recipe)", []),
                         ("whole-word masking", ["--whole-word-masking"]))],
+    # Every prediction shown as [MASK] (Wettig et al., 2023, "Should you
+    # mask 15%") against BERT's 80/10/10, at equal minutes, two seeds.
+    "minutes-mask-token": [_at_minutes(f"{label}, seed {seed}",
+                                       extra + ["--seed", seed])
+                           for seed in ("0", "1")
+                           for label, extra in (
+                               ("80/10/10 (the budget recipe)", []),
+                               ("100% [MASK]", ["--mask-token-rate", "1"]))],
     # The vocabulary is learned inside the budget here.
     "minutes-vocab": [_at_minutes(f"vocabulary {v} (learned)",
                                   ["--nsp", "--vocab-size", v])

@@ -21,7 +21,8 @@ _SETTING_FLAGS = ("corpus_format", "vocabulary", "vocabulary_size", "config",
                   "recipe", "steps", "minutes", "batch_size",
                   "sequence_length", "learning_rate", "beta_2",
                   "warmup_fraction",
-                  "warmup_steps", "dropout", "mask_rate", "optimizer",
+                  "warmup_steps", "dropout", "mask_rate", "mask_token_rate",
+                  "optimizer",
                   "next_sentence_prediction", "whole_word_masking",
                   "heldout_fraction", "log_every", "checkpoint_every", "seed",
                   "shard_passes", "resume")
@@ -96,6 +97,10 @@ def add_parser(subparsers):
     recipe.add_argument("--dropout", type=float)
     recipe.add_argument("--mask-rate", type=float,
                         help="share of the tokens to predict")
+    recipe.add_argument("--mask-token-rate", type=float,
+                        help="share of the predicted tokens shown as "
+                        "[MASK], the rest split evenly between a random "
+                        "token and the token itself (BERT: 0.8)")
     recipe.add_argument("--optimizer", choices=("adamw", "lamb"))
     recipe.add_argument("--nsp", action=argparse.BooleanOptionalAction,
                         dest="next_sentence_prediction",

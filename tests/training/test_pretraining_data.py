@@ -60,6 +60,22 @@ class PretrainingDataTest(TestCase):
         labels = y["nsp_logits"].numpy()
         self.assertEqual(set(labels.tolist()), {0, 1})
 
+    def test_mask_token_rate_sets_the_share_shown_as_mask(self):
+        def shown_as_mask(rate):
+            x, _, weights = next(iter(batch_pairs(
+                pair_dataset(self.corpus, self.tokenizer, LENGTH),
+                self.tokenizer, LENGTH, batch_size=64,
+                mask_token_rate=rate, shuffle_buffer_size=SHUFFLE)))
+            shown = np.take_along_axis(x["token_ids"].numpy(),
+                                       x["mask_positions"].numpy(), 1)
+            predicted = weights["mlm_logits"].numpy() > 0
+            return np.mean(shown[predicted] == self.tokenizer.mask_token_id)
+
+        self.assertEqual(shown_as_mask(1.0), 1.0)
+        # BERT's 80/10/10 (256 predictions: 0.8 +- 0.025).
+        self.assertAllClose(shown_as_mask(0.8), 0.8, atol=0.1)
+        self.assertEqual(shown_as_mask(0.0), 0.0)
+
     def test_stream_is_seeded_and_changes_each_pass(self):
         first = pairs_list(pair_dataset(self.corpus, self.tokenizer, LENGTH,
                                         seed=3), 200)

@@ -43,6 +43,8 @@ class PretrainingSettingsTest(TestCase):
         self.assertFalse(s.next_sentence_prediction)
         self.assertTrue(settings("--nsp").next_sentence_prediction)
         self.assertTrue(settings("--recipe", "bert").next_sentence_prediction)
+        self.assertEqual(settings("--mask-token-rate", "1").mask_token_rate,
+                         1.0)
 
     def test_the_compiled_optimizer_takes_the_recipe_and_its_flags(self):
         backbone = BertBackbone(vocabulary_size=50, num_layers=1,

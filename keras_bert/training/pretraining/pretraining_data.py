@@ -177,6 +177,7 @@ def batch_pairs(
     next_sentence_prediction=True,
     mask_selection_rate=0.15,
     mask_selection_length=None,
+    mask_token_rate=0.8,
     whole_word_masking=False,
     shuffle_buffer_size=10_000,
     skip_pairs=0,
@@ -197,6 +198,9 @@ def batch_pairs(
         mask_selection_rate: float. Share of tokens to predict (0.15).
         mask_selection_length: int or None. Predictions per sequence;
             None: `ceil(mask_selection_rate * sequence_length)` (20 at 128).
+        mask_token_rate: float. Share of the predictions shown as
+            `[MASK]`; the rest is split evenly between a random token and
+            the token itself (0.8: BERT's 80/10/10).
         whole_word_masking: bool.
         shuffle_buffer_size: int. 0 keeps the order.
         skip_pairs: int. Drop this many shuffled pairs first (resuming).
@@ -215,6 +219,9 @@ def batch_pairs(
         sequence_length=sequence_length,
         mask_selection_rate=mask_selection_rate,
         mask_selection_length=mask_selection_length,
+        mask_token_rate=mask_token_rate,
+        # Rounded so that 0.8 gives exactly BERT's 0.1.
+        random_token_rate=round((1 - mask_token_rate) / 2, 6),
         whole_word_masking=whole_word_masking,
         next_sentence_prediction=next_sentence_prediction,
         seed=seed,

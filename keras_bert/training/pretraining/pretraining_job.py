@@ -252,6 +252,7 @@ class PretrainingJob:
             self.train_pairs, self.tokenizer, s.sequence_length,
             self.global_batch_size, s.next_sentence_prediction,
             mask_selection_rate=s.mask_rate,
+            mask_token_rate=s.mask_token_rate,
             whole_word_masking=s.whole_word_masking,
             shuffle_buffer_size=2048,
             # Replays the data stream up to the checkpoint (exact position).

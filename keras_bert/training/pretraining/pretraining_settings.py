@@ -15,6 +15,7 @@ RECIPES = {
         "warmup_fraction": 0.06,
         "dropout": 0.0,
         "mask_rate": 0.3,
+        "mask_token_rate": 0.8,
         # At 4 minutes NSP is not learned reliably held out and does not
         # help MRPC or SST-2 (docs/pretraining.md, RoBERTa's finding too).
         "next_sentence_prediction": False,
@@ -27,6 +28,7 @@ RECIPES = {
         "warmup_fraction": 0.01,
         "dropout": 0.1,
         "mask_rate": 0.15,
+        "mask_token_rate": 0.8,
         "next_sentence_prediction": True,
     },
 }
@@ -68,6 +70,9 @@ class PretrainingSettings:
         warmup_steps: int or None. Warmup length; overrides the fraction.
         dropout: float or None. Dropout of the model (attention too).
         mask_rate: float or None. Share of the tokens to predict.
+        mask_token_rate: float or None. Share of the predicted tokens
+            shown as `[MASK]`; the rest is split evenly between a random
+            token and the token itself (BERT's 0.8: 80/10/10).
         optimizer: str. "adamw" or "lamb".
         next_sentence_prediction: bool or None. False trains masked LM
             only (on single contiguous segments).
@@ -110,6 +115,7 @@ class PretrainingSettings:
     warmup_steps: int = None
     dropout: float = None
     mask_rate: float = None
+    mask_token_rate: float = None
     optimizer: str = "adamw"
     next_sentence_prediction: bool = None
     whole_word_masking: bool = False
