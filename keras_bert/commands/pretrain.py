@@ -180,7 +180,8 @@ def run(args):
     print(f"training ({s.recipe} recipe): {length} x "
           f"{job.global_batch_size} sequences{replicas} x "
           f"{s.sequence_length} tokens, peak lr {s.learning_rate:g}, "
-          f"dropout {s.dropout:g}, {s.mask_rate:.0%} masked, "
+          f"dropout {s.dropout:g}, {s.mask_rate:.0%} masked "
+          f"({_mask_split(s.mask_token_rate)}), "
           f"{s.optimizer}{'' if s.next_sentence_prediction else ', no NSP'}")
     try:
         job.train()
@@ -230,6 +231,12 @@ def format_results(results):
             f"{results['nsp_majority']:.1%})"
         )
     return "\n".join(lines)
+
+
+def _mask_split(mask_token_rate):
+    """"80/10/10": the shares shown as [MASK], random and unchanged."""
+    other = (1 - mask_token_rate) / 2
+    return f"{mask_token_rate:.0%}/{other:.0%}/{other:.0%}".replace("%", "")
 
 
 def format_fill_mask(examples):

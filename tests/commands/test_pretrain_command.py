@@ -56,8 +56,10 @@ class PretrainCommandTest(TestCase):
         output = os.path.join(self.root, "mlm_only")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            code, printed = self.pretrain(output, "--no-nsp")
+            code, printed = self.pretrain(output, "--no-nsp",
+                                          "--mask-token-rate", "1")
         self.assertEqual(code, 0)
+        self.assertIn("30% masked (100/0/0)", printed)
         # TensorFlow's warning about the unread pooler is not shown.
         self.assertEqual([str(w.message) for w in caught
                           if "Gradients do not exist" in str(w.message)], [])
@@ -196,6 +198,21 @@ class PretrainCommandTest(TestCase):
         for key in ("masked_tokens", "mlm_accuracy", "mlm_loss",
                     "nsp_accuracy"):
             self.assertAlmostEqual(resumed[key], expected[key], places=5)
+
+    def test_the_job_trains_on_its_mask_token_rate(self):
+        job = PretrainingJob(os.path.join(self.root, "all_mask"),
+                             corpus_files=[self.corpus],
+                             vocabulary=self.vocabulary, config=SMALL_MODEL,
+                             steps=2, batch_size=8, sequence_length=24,
+                             heldout_fraction=0.3, print_fn=None,
+                             mask_token_rate=1.0)
+        job.prepare()
+        x, _, weights = next(iter(job.training_batches()))
+        shown = np.take_along_axis(x["token_ids"].numpy(),
+                                   x["mask_positions"].numpy(), 1)
+        predicted = weights["mlm_logits"].numpy() > 0
+        self.assertTrue(np.all(shown[predicted]
+                               == job.tokenizer.mask_token_id))
 
     def test_interrupted_save_keeps_the_previous_checkpoint(self):
         output = os.path.join(self.root, "saves")
