@@ -6,11 +6,13 @@ file reloads with identical outputs, a preprocessing layer gives the same
 result eagerly and inside `tf.data`, and mixed precision runs finitely.
 """
 
+import contextlib
 import copy
 import os
 import shutil
 import tempfile
 import unittest
+import warnings
 
 import keras
 import numpy as np
@@ -99,6 +101,15 @@ class TestCase(unittest.TestCase):
                 rtol=rtol,
                 err_msg=msg or "",
             )
+
+    @contextlib.contextmanager
+    def assertNoWarningAbout(self, text):
+        """Fails if the block warns with `text` in the message."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+        self.assertEqual([str(w.message) for w in caught
+                          if text in str(w.message)], [])
 
     def assertAllFinite(self, x):
         for value in keras.tree.flatten(to_numpy(x)):

@@ -1,5 +1,4 @@
 import functools
-import warnings
 
 import keras
 
@@ -11,10 +10,6 @@ from keras_bert.metrics.sparse_logits_accuracy import SparseLogitsAccuracy
 from keras_bert.models.task import Task
 from keras_bert.optimizers.bert_optimizer import create_optimizer
 from keras_bert.packed_inputs import PACKED_INPUTS
-
-UNREAD_POOLER_WARNING = (r"Gradients do not exist for variables "
-                         r"\['pooler/kernel', 'pooler/bias'\]")
-
 
 @keras.saving.register_keras_serializable(package="keras_bert")
 class BertPretrainer(Task):
@@ -203,17 +198,10 @@ class BertPretrainer(Task):
             **kwargs,
         )
 
-    def fit(self, *args, **kwargs):
-        """`Task.fit`; masked LM only, without TensorFlow's warning that
-        the pooler has no gradient."""
-        if self.next_sentence_prediction:
-            return super().fit(*args, **kwargs)
-        with warnings.catch_warnings():
-            # Masked LM only leaves the pooler unread, and TensorFlow's
-            # optimizer warns when it compiles the step (JAX and PyTorch
-            # see a zero gradient). Nothing is wrong: fine-tuning trains it.
-            warnings.filterwarnings("ignore", message=UNREAD_POOLER_WARNING)
-            return super().fit(*args, **kwargs)
+    @property
+    def reads_pooled_output(self):
+        # Masked LM only leaves the pooler to fine-tuning.
+        return self.next_sentence_prediction
 
     def get_config(self):
         config = super().get_config()

@@ -69,6 +69,7 @@ class BertQuestionAnswerer(FinetuningTask):
     preprocessor_class = (
         "keras_bert.preprocessing.tasks.bert_question_answerer_preprocessor."
         "BertQuestionAnswererPreprocessor")
+    reads_pooled_output = False
 
     def __init__(self, backbone, dropout=0.0, preprocessor=None, **kwargs):
         # === Layers ===

@@ -50,6 +50,7 @@ class BertTokenClassifier(FinetuningTask):
     # loss averages over the labelled positions, so it does not change).
     predicts_bucketed = True
     trims_padding = "inputs_and_labels"
+    reads_pooled_output = False
 
     def __init__(self, backbone, num_classes, dropout=0.1, preprocessor=None,
                  **kwargs):

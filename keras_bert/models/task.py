@@ -15,6 +15,12 @@ from keras_bert.models.xla_default import xla_by_default
 from keras_bert.quantization import needs_xla
 from keras_bert.serialization import deserialize
 
+# TensorFlow's optimizer says so when it traces the train step of a head
+# that does not read the pooled output (JAX and PyTorch see a zero
+# gradient). Nothing is wrong: the pooler is simply not part of the head.
+UNREAD_POOLER_WARNING = (r"Gradients do not exist for variables "
+                         r"\['pooler/kernel', 'pooler/bias'\]")
+
 
 def _import_object(path):
     module, name = path.rsplit(".", 1)
@@ -62,6 +68,9 @@ class TaskMixin(AdaptersMixin):
     # metrics see one output per example (or per choice), or
     # "inputs_and_labels" where labels and weights run over positions.
     trims_padding = None
+    # False for heads on the sequence output: `fit` then keeps TensorFlow's
+    # missing-gradient warning about the pooler quiet.
+    reads_pooled_output = True
 
     def __init__(self, *args, backbone=None, preprocessor=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -269,12 +278,16 @@ class TaskMixin(AdaptersMixin):
                             steps_per_epoch)
         # After sizing the schedule, which may compile a new optimizer.
         build_before_tracing(self, x)
-        return super().fit(
-            x, y, batch_size=batch_size, epochs=epochs,
-            sample_weight=sample_weight, validation_data=validation_data,
-            shuffle=shuffle, initial_epoch=initial_epoch,
-            steps_per_epoch=steps_per_epoch, **kwargs,
-        )
+        with warnings.catch_warnings():
+            if not self.reads_pooled_output:
+                warnings.filterwarnings("ignore",
+                                        message=UNREAD_POOLER_WARNING)
+            return super().fit(
+                x, y, batch_size=batch_size, epochs=epochs,
+                sample_weight=sample_weight, validation_data=validation_data,
+                shuffle=shuffle, initial_epoch=initial_epoch,
+                steps_per_epoch=steps_per_epoch, **kwargs,
+            )
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
                  **kwargs):
