@@ -234,7 +234,7 @@ def format_results(results):
 
 
 def _mask_split(mask_token_rate):
-    """"80/10/10": the shares shown as [MASK], random and unchanged."""
+    """The split as printed, e.g. 80/10/10: [MASK], random, unchanged."""
     other = (1 - mask_token_rate) / 2
     return f"{mask_token_rate:.0%}/{other:.0%}/{other:.0%}".replace("%", "")
 

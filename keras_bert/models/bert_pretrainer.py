@@ -11,6 +11,7 @@ from keras_bert.models.task import Task
 from keras_bert.optimizers.bert_optimizer import create_optimizer
 from keras_bert.packed_inputs import PACKED_INPUTS
 
+
 @keras.saving.register_keras_serializable(package="keras_bert")
 class BertPretrainer(Task):
     """BERT pretraining model: masked LM (+ optional next-sentence) heads.
