@@ -40,8 +40,8 @@ DEFAULT_VOCABULARY_SIZE = 8000
 # number of devices as long as each step sees the same examples.
 RESUME_KEYS = ("config", "global_batch_size", "sequence_length", "seed",
                "next_sentence_prediction", "corpus_files", "shards",
-               "recipe", "learning_rate", "beta_2", "mask_rate", "mask_token_rate",
-               "dropout")
+               "recipe", "learning_rate", "beta_2", "mask_rate",
+               "mask_token_rate", "dropout")
 
 
 def check_run_file(path, settings, resume, output_dir):
