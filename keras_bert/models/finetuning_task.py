@@ -4,7 +4,7 @@ import keras
 
 from keras_bert.models.lora import lora_layers
 from keras_bert.models.task import Task
-from keras_bert.models.task import TaskMixin
+from keras_bert.models.task_mixin import TaskMixin
 from keras_bert.optimizers.finetune_recipe import LEARNING_RATE
 from keras_bert.optimizers.finetune_recipe import LORA_LEARNING_RATE
 from keras_bert.optimizers.finetune_recipe import finetune_optimizer

@@ -55,7 +55,7 @@ class BuildBeforeTracingTest(TestCase):
             return [keras.ops.convert_to_numpy(w) for w in model.weights]
 
         built_first = trained()
-        with mock.patch("keras_bert.models.task.build_before_tracing"):
+        with mock.patch("keras_bert.models.task_mixin.build_before_tracing"):
             left_to_keras = trained()
         for a, b in zip(built_first, left_to_keras):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
