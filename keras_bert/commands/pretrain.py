@@ -21,7 +21,8 @@ _SETTING_FLAGS = ("corpus_format", "vocabulary", "vocabulary_size", "config",
                   "recipe", "steps", "minutes", "batch_size",
                   "sequence_length", "learning_rate", "beta_2",
                   "warmup_fraction",
-                  "warmup_steps", "dropout", "mask_rate", "mask_token_rate",
+                  "warmup_steps", "dropout", "initializer_range",
+                  "mask_rate", "mask_token_rate",
                   "optimizer",
                   "next_sentence_prediction", "whole_word_masking",
                   "heldout_fraction", "log_every", "checkpoint_every", "seed",
@@ -95,6 +96,9 @@ def add_parser(subparsers):
     recipe.add_argument("--warmup-steps", type=int,
                         help="warmup length (overrides the fraction)")
     recipe.add_argument("--dropout", type=float)
+    recipe.add_argument("--initializer-range", type=float,
+                        help="stddev of a new model's initial weights "
+                        "(BERT: 0.02; 'budget': 0.05)")
     recipe.add_argument("--mask-rate", type=float,
                         help="share of the tokens to predict")
     recipe.add_argument("--mask-token-rate", type=float,

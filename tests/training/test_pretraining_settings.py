@@ -11,6 +11,9 @@ from keras_bert.training.pretraining.pretraining_settings import (
     PretrainingSettings,
 )
 from keras_bert.training.pretraining.pretraining_setup import (
+    build_pretrainer,
+)
+from keras_bert.training.pretraining.pretraining_setup import (
     compile_pretrainer,
 )
 from tests.test_case import TestCase
@@ -45,6 +48,26 @@ class PretrainingSettingsTest(TestCase):
         self.assertTrue(settings("--recipe", "bert").next_sentence_prediction)
         self.assertEqual(settings("--mask-token-rate", "1").mask_token_rate,
                          1.0)
+        self.assertEqual(settings("--initializer-range", "0.1")
+                         .initializer_range, 0.1)
+
+    def test_a_new_model_starts_at_the_recipes_scale(self):
+        config = {"num_layers": 1, "num_heads": 2, "hidden_dim": 64,
+                  "intermediate_dim": 128, "initializer_range": 0.3}
+        spreads = {}
+        for flags in ((), ("--recipe", "bert"),
+                      ("--initializer-range", "0.1")):
+            s = settings(*flags).replace(config=config)
+            backbone = build_pretrainer(s, vocabulary_size=500,
+                                        steps=10).backbone
+            self.assertEqual(backbone.initializer_range, s.initializer_range)
+            table = keras.ops.convert_to_numpy(
+                backbone.token_embedding.embeddings)
+            spreads[s.initializer_range] = float(table.std())
+        # A truncated normal at two stddevs keeps 0.88 of the stddev.
+        for stddev, spread in spreads.items():
+            self.assertAllClose(spread, 0.88 * stddev, rtol=0.05)
+        self.assertEqual(sorted(spreads), [0.02, 0.05, 0.1])
 
     def test_the_compiled_optimizer_takes_the_recipe_and_its_flags(self):
         backbone = BertBackbone(vocabulary_size=50, num_layers=1,

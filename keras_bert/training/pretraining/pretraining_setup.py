@@ -242,7 +242,8 @@ def build_pretrainer(settings, vocabulary_size, steps):
     The backbone is `settings.config` (a size name, `BertBackbone`
     arguments, or a preset directory to continue from) with the
     vocabulary's size, room for `settings.sequence_length` positions and
-    the recipe's dropout; the schedule spans `steps` global steps.
+    the recipe's dropout and, for a new model, initial scale
+    (`initializer_range`); the schedule spans `steps` global steps.
     """
     config = settings.config
     keras.utils.set_random_seed(settings.seed)
@@ -256,6 +257,8 @@ def build_pretrainer(settings, vocabulary_size, steps):
         if settings.dropout is not None:
             arguments.update(dropout=settings.dropout,
                              attention_dropout=None)
+        if settings.initializer_range is not None:
+            arguments["initializer_range"] = settings.initializer_range
         model = BertPretrainer(
             BertBackbone(**arguments),
             next_sentence_prediction=settings.next_sentence_prediction,
