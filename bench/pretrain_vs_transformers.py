@@ -6,9 +6,10 @@ Both libraries get the same corpus, vocabulary, model size (BERT tiny by
 default: 2 layers, hidden 128), batch stream (the same seeded pairs and
 masks from keras_bert's `tf.data` pipeline, handed to transformers as
 `labels` with -100 off the masked positions and `next_sentence_label`
-flipped to its convention), recipe (peak rate, warmup share, linear decay,
-AdamW with the recipe's beta_2 and weight decay 0.01 off biases and
-LayerNorm, clipping at 1.0, dropout) and wall-clock budget for training.
+flipped to its convention), recipe (initial weights' stddev, peak rate,
+warmup share, linear decay, AdamW with the recipe's beta_2 and weight
+decay 0.01 off biases and LayerNorm, clipping at 1.0, dropout) and
+wall-clock budget for training.
 Each library times a few steps, puts its model back, sizes its schedule
 to the budget and trains; then both are scored on the same held-out
 masks and sentence pairs (`evaluate_pretraining`). transformers runs as
@@ -173,7 +174,7 @@ def transformers_worker(args):
         intermediate_size=size["intermediate_dim"],
         max_position_embeddings=max(512, s.sequence_length),
         hidden_dropout_prob=s.dropout, attention_probs_dropout_prob=s.dropout,
-        hidden_act="gelu"))
+        initializer_range=s.initializer_range, hidden_act="gelu"))
     batches = job.training_batches().as_numpy_iterator()
 
     def step(optimizer, scheduler):
