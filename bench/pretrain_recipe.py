@@ -61,7 +61,6 @@ def _at_minutes(label, extra):
 FOUR_LAYERS_X_128 = ('{"num_layers": 4, "num_heads": 2, "hidden_dim": 128, '
                      '"intermediate_dim": 512}')
 
-
 GROUPS = {
     "base": [("base", STEPS)],
     "lr": [(f"peak rate {lr}", STEPS + ["--learning-rate", lr])
