@@ -10,8 +10,10 @@ A call encodes a whole set of texts, start to finish (tokenization,
 length sorting or keras_bert's shared rows, batches of about 32 texts,
 vectors back as NumPy): `--sentences`
 SST-2 dev sentences (short) and `--paragraphs` SQuAD dev paragraphs
-(long, up to the model's 256 tokens). Reported: texts per second (median
-over rounds) and the paired ratio to sentence-transformers float32.
+(long, up to the model's 256 tokens). Each library makes `--calls` calls
+a round (3; a round's figure is their median). Reported: texts per
+second (median over rounds) and the paired ratio to sentence-transformers
+float32.
 float32 on both sides is the comparison that matters (the vectors agree
 to 1e-5); bfloat16 rows (keras_bert `dtype="bfloat16"`,
 sentence-transformers `model.bfloat16()`) and int8 rows (keras_bert
@@ -124,6 +126,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--worker")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=3,
+                        help="timed calls per library per round (the "
+                        "round's figure is their median)")
     parser.add_argument("--sentences", type=int, default=512)
     parser.add_argument("--paragraphs", type=int, default=128)
     parser.add_argument("--backends", default=",".join(BACKENDS))
@@ -143,7 +148,7 @@ def main():
         return
     machine = common.machine_info()
     results = common.run_workers("bench.bench_encode", groups(args),
-                                 args.rounds, calls=1,
+                                 args.rounds, calls=args.calls,
                                  reference_malloc=args.reference_malloc)
     payload = {"machine": machine, "args": vars(args),
                "table": summarize(results, args), "raw": results,
