@@ -137,6 +137,14 @@ GROUPS = {
                          ("0.05 (the budget recipe)", "0.05", "0123"),
                          ("0.1", "0.1", "01"))
                      for seed in seeds],
+    # The peak rate again at the init that replaced 0.02 (2e-3 at 0.05 is
+    # in "minutes-init"), two seeds.
+    "minutes-rate-init": [_at_minutes(f"peak rate {rate}, init stddev 0.05, "
+                                      f"seed {seed}",
+                                      ["--learning-rate", rate,
+                                       "--seed", seed])
+                          for seed in ("0", "1")
+                          for rate in ("1.5e-3", "3e-3")],
     # The vocabulary is learned inside the budget here.
     "minutes-vocab": [_at_minutes(f"vocabulary {v} (learned)",
                                   ["--nsp", "--vocab-size", v])

@@ -164,6 +164,7 @@ class BertPretrainer(Task):
                 total_steps=(1_000_000 if total_steps in ("auto", None)
                              else total_steps),
                 learning_rate=learning_rate,
+                exclude_from_weight_decay=self.unread_weights(),
             )
         if loss == "auto":
             loss = {

@@ -84,6 +84,7 @@ class FinetuningMixin(TaskMixin):
                                  else num_train_steps),
                 warmup_ratio=warmup_ratio,
                 weight_decay=weight_decay,
+                exclude_from_weight_decay=self.unread_weights(),
             )
         if loss == "auto":
             loss = self.default_loss()

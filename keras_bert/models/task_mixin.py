@@ -58,7 +58,8 @@ class TaskMixin(TaskPresetsMixin, AdaptersMixin):
     # "inputs_and_labels" where labels and weights run over positions.
     trims_padding = None
     # False for heads on the sequence output: `fit` then keeps TensorFlow's
-    # missing-gradient warning about the pooler quiet.
+    # missing-gradient warning about the pooler quiet, and the default
+    # optimizer keeps the pooler out of weight decay (`unread_weights`).
     reads_pooled_output = True
 
     def __init__(self, *args, backbone=None, preprocessor=None, **kwargs):
@@ -68,6 +69,17 @@ class TaskMixin(TaskPresetsMixin, AdaptersMixin):
         # A compile call to repeat with the run's length once `fit` knows
         # it (set by a subclass's `compile` whose schedule is "auto").
         self._sized_compile = None
+
+    def unread_weights(self):
+        """The backbone weights no output of this task reads: the pooler's,
+        for a head on the sequence output.
+
+        The default optimizers keep them out of weight decay: JAX gives
+        them a zero gradient, and decoupled decay alone would shrink the
+        pooler a later classifier starts from, on JAX only.
+        """
+        return [] if self.reads_pooled_output else list(
+            self.backbone.pooler.weights)
 
     def get_config(self):
         config = {

@@ -23,6 +23,7 @@ def create_optimizer(
     end_learning_rate=0.0,
     beta_2=0.999,
     resizable_schedule=False,
+    exclude_from_weight_decay=(),
 ):
     """Builds BERT's pretraining optimizer.
 
@@ -52,6 +53,10 @@ def create_optimizer(
             compiled (`keras-bert pretrain`'s time budget). Off by default:
             a model saved with this optimizer loads back only where the
             optimizer is made the same way, not from the Keras config.
+        exclude_from_weight_decay: list of variables kept out of weight
+            decay besides LayerNorm weights and biases: those no output of
+            the model reads (a task's `unread_weights()`), which JAX gives
+            a zero gradient that decay alone would shrink.
 
     Example:
     >>> opt = create_optimizer(total_steps=1000, learning_rate=5e-4)
@@ -81,7 +86,9 @@ def create_optimizer(
         raise ValueError(
             f"Unknown optimizer {optimizer!r}: use 'adamw' or 'lamb'."
         )
-    result.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY_NAMES))
+    result.exclude_from_weight_decay(
+        var_list=list(exclude_from_weight_decay) or None,
+        var_names=list(NO_WEIGHT_DECAY_NAMES))
     if resizable_schedule:
         schedule.track_in(result)
     return result

@@ -24,6 +24,7 @@ def finetune_optimizer(
     warmup_ratio=0.1,
     weight_decay=0.01,
     global_clipnorm=1.0,
+    exclude_from_weight_decay=(),
 ):
     """AdamW with the paper's fine-tuning schedule.
 
@@ -36,6 +37,8 @@ def finetune_optimizer(
         weight_decay: float. Decoupled weight decay (not on biases and
             LayerNorm).
         global_clipnorm: float or None. Clip the gradients' global norm.
+        exclude_from_weight_decay: list of variables also kept out of
+            weight decay (see `create_optimizer`).
 
     Returns:
         A `keras_bert.optimizers.adamw.AdamW` on a `WarmupLinearDecay`
@@ -59,6 +62,7 @@ def finetune_optimizer(
             weight_decay=weight_decay,
             global_clipnorm=global_clipnorm,
             end_learning_rate=learning_rate,
+            exclude_from_weight_decay=exclude_from_weight_decay,
         )
     if num_train_steps < 1:
         raise ValueError(
@@ -71,4 +75,5 @@ def finetune_optimizer(
         warmup_steps=int(warmup_ratio * num_train_steps),
         weight_decay=weight_decay,
         global_clipnorm=global_clipnorm,
+        exclude_from_weight_decay=exclude_from_weight_decay,
     )

@@ -63,11 +63,15 @@ class BertTokenClassifierTest(TestCase):
         model = tagger(preprocessor=preprocessor,
                        vocabulary_size=len(VOCABULARY))
         model.compile(learning_rate=1e-2, num_train_steps=None)
+        pooler = to_numpy(model.backbone.pooler.kernel)
         # Several steps per epoch: each epoch restarts the tf.data pipeline.
         # No warning that the unread pooler has no gradient (TensorFlow).
         with self.assertNoWarningAbout("Gradients do not exist"):
             history = model.fit(SENTENCES * 8, TAGS * 8, batch_size=4,
                                 epochs=4, verbose=0)
+        # Nor any weight decay of it (JAX gives it a zero gradient).
+        np.testing.assert_array_equal(
+            to_numpy(model.backbone.pooler.kernel), pooler)
         losses = history.history["loss"]
         self.assertLess(losses[-1], 0.3 * losses[0])
         # One tag per word, read at each word's first piece.

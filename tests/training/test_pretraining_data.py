@@ -188,10 +188,7 @@ class PretrainingDataTest(TestCase):
         self.assertAllClose(logs["mlm_logits_accuracy"], accuracy)
         self.assertTrue(0.1 < accuracy < 0.9, accuracy)
 
-    def test_masked_lm_only_fit_keeps_quiet_about_the_unread_pooler(self):
-        # TensorFlow warns that the pooler, unread without NSP, has no
-        # gradient; BertPretrainer.fit leaves that one warning out, and
-        # only while it fits.
+    def masked_lm_only_model_and_batches(self):
         pairs = pair_dataset(self.corpus, self.tokenizer, LENGTH,
                              next_sentence_prediction=False)
         batches = batch_pairs(pairs, self.tokenizer, LENGTH, 8,
@@ -201,7 +198,13 @@ class PretrainingDataTest(TestCase):
             vocabulary_size=self.tokenizer.vocabulary_size(), num_layers=1,
             num_heads=2, hidden_dim=16, intermediate_dim=32,
             max_sequence_length=LENGTH)
-        model = BertPretrainer(backbone, next_sentence_prediction=False)
+        return BertPretrainer(backbone, next_sentence_prediction=False), batches
+
+    def test_masked_lm_only_fit_keeps_quiet_about_the_unread_pooler(self):
+        # TensorFlow warns that the pooler, unread without NSP, has no
+        # gradient; BertPretrainer.fit leaves that one warning out, and
+        # only while it fits.
+        model, batches = self.masked_lm_only_model_and_batches()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model.fit(batches, steps_per_epoch=2, epochs=1, verbose=0)
@@ -211,3 +214,18 @@ class PretrainingDataTest(TestCase):
                     if "Gradients do not exist" in str(w.message)]
         self.assertEqual(len(messages), 1)
         self.assertIn("(after fit)", messages[0])
+
+    def test_masked_lm_only_fit_leaves_the_unread_pooler_as_it_was(self):
+        # JAX gives the unread pooler a zero gradient; were it decayed,
+        # a classifier pretrained on JAX would start from a smaller one.
+        model, batches = self.masked_lm_only_model_and_batches()
+        model.compile(total_steps=4, learning_rate=0.1)
+        backbone = model.backbone
+        pooler = [w.numpy() for w in backbone.pooler.weights]
+        embedding = backbone.token_embedding.embeddings.numpy()
+        model.fit(batches, steps_per_epoch=2, epochs=1, verbose=0)
+        for before, weight in zip(pooler, backbone.pooler.weights):
+            np.testing.assert_array_equal(weight.numpy(), before)
+        # The step did train: the read weights moved.
+        self.assertGreater(np.abs(backbone.token_embedding.embeddings.numpy()
+                                  - embedding).max(), 1e-3)

@@ -289,6 +289,7 @@ def compile_pretrainer(model, settings, steps):
             warmup_steps=_warmup_steps(settings, steps),
             optimizer=settings.optimizer, beta_2=settings.beta_2,
             resizable_schedule=True,
+            exclude_from_weight_decay=model.unread_weights(),
         ),
         jit_compile=settings.jit_compile,
     )
