@@ -7,10 +7,13 @@ sentence-transformers `encode`, all-MiniLM-L6-v2, same CPU, one run.
 Each library/backend is a worker process (`bench/common.py`); the workers
 are timed in turn, round after round, so they share the load's drift.
 A call encodes a whole set of texts, start to finish (tokenization,
-length sorting or keras_bert's shared rows, batches of about 32 texts,
-vectors back as NumPy): `--sentences`
+length sorting or keras_bert's shared rows, batches, vectors back as
+NumPy): `--sentences`
 SST-2 dev sentences (short) and `--paragraphs` SQuAD dev paragraphs
-(long, up to the model's 256 tokens). Each library makes `--calls` calls
+(long, up to the model's 256 tokens). `--batch-size default` (the
+default) leaves each library's `encode` its own batch size, as a user
+calls it (keras_bert 64 texts a call, sentence-transformers 32);
+`--batch-size 32` gives both 32. Each library makes `--calls` calls
 a round (3; a round's figure is their median). Reported: texts per
 second (median over rounds) and the paired ratio to sentence-transformers
 float32.
@@ -53,6 +56,11 @@ def read_texts(kind, count):
         return [line.split("\t")[0] for line in handle][1:count + 1]
 
 
+def batch_argument(case):
+    batch = case.get("batch", "default")
+    return {} if batch == "default" else {"batch_size": int(batch)}
+
+
 def prepare_keras(case):
     import keras_bert
 
@@ -63,8 +71,8 @@ def prepare_keras(case):
         model.jit_compile = True
     texts = read_texts(case["texts"], case["count"])
     share_rows = case.get("variant") != "one-per-row"
-    return lambda: model.encode(texts, batch_size=32, verbose=0,
-                                share_rows=share_rows)
+    return lambda: model.encode(texts, verbose=0, share_rows=share_rows,
+                                **batch_argument(case))
 
 
 def prepare_sentence_transformers(case):
@@ -76,16 +84,19 @@ def prepare_sentence_transformers(case):
     if case["dtype"] == "int8":
         model = dynamic_int8(model)
     texts = read_texts(case["texts"], case["count"])
-    return lambda: model.encode(texts, batch_size=32)
+    return lambda: model.encode(texts, **batch_argument(case))
 
 
 def groups(args):
     result = {}
     for kind, count in (("sentences", args.sentences),
                         ("paragraphs", args.paragraphs)):
+        if not count:
+            continue
         members = []
         for dtype in args.dtypes.split(","):
-            case = {"texts": kind, "count": count, "dtype": dtype}
+            case = {"texts": kind, "count": count, "dtype": dtype,
+                    "batch": args.batch_size}
             members.append((f"sentence-transformers {dtype}",
                             "sentence_transformers", case))
             members += [(f"keras_bert/{backend} {dtype}", f"keras-{backend}",
@@ -131,6 +142,9 @@ def main():
                         "round's figure is their median)")
     parser.add_argument("--sentences", type=int, default=512)
     parser.add_argument("--paragraphs", type=int, default=128)
+    parser.add_argument("--batch-size", default="default",
+                        help="texts a call for every library, or 'default' "
+                        "(each library's own)")
     parser.add_argument("--backends", default=",".join(BACKENDS))
     parser.add_argument("--dtypes", default="float32,bfloat16,int8")
     parser.add_argument("--torch-compile", action="store_true",

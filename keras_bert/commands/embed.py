@@ -35,7 +35,9 @@ def add_parser(subparsers):
                         help="the .npy to write (default: FILE.npy)")
     parser.add_argument("--column", default="sentence",
                         help="text column of a table (default: sentence)")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, metavar="N",
+                        help="texts per model call (default: "
+                        "BertTextEmbedder.encode's, 64)")
     parser.add_argument("--sequence-length", type=int, metavar="N",
                         help="longest input in tokens (default: the model's)")
     add_precision_argument(parser)
@@ -80,7 +82,8 @@ def run(args):
             raise ValueError(f"{args.file} holds no text.")
         model = load_embedder(args.model, args.sequence_length,
                               args.precision)
-        vectors = model.encode(texts, batch_size=args.batch_size, verbose=1)
+        batch = {"batch_size": args.batch_size} if args.batch_size else {}
+        vectors = model.encode(texts, verbose=1, **batch)
         vectors_path, metadata_path = index_paths(
             args.output or os.path.splitext(args.file)[0] + ".npy")
         np.save(vectors_path, vectors)
