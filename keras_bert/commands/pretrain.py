@@ -157,6 +157,9 @@ def run(args):
     from keras_bert.training.pretraining.pretraining_logger import (
         format_duration,
     )
+    from keras_bert.training.pretraining.pretraining_setup import (
+        names_an_architecture,
+    )
 
     try:
         # First: multi-host JAX must join its cluster before computing.
@@ -181,9 +184,12 @@ def run(args):
                 f"replicas, {args.distribution})" if engine else "")
     length = (f"{job.steps:,} steps" if job.steps
               else f"{s.minutes:g} minutes")
+    # The initial scale only says something of a model built afresh.
+    init = (f", init stddev {backbone.initializer_range:g}"
+            if names_an_architecture(s.config) and not s.resume else "")
     print(f"training ({s.recipe} recipe): {length} x "
           f"{job.global_batch_size} sequences{replicas} x "
-          f"{s.sequence_length} tokens, peak lr {s.learning_rate:g}, "
+          f"{s.sequence_length} tokens, peak lr {s.learning_rate:g}{init}, "
           f"dropout {s.dropout:g}, {s.mask_rate:.0%} masked "
           f"({_mask_split(s.mask_token_rate)}), "
           f"{s.optimizer}{'' if s.next_sentence_prediction else ', no NSP'}")

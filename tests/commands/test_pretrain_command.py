@@ -59,6 +59,8 @@ class PretrainCommandTest(TestCase):
                                           "--mask-token-rate", "1")
         self.assertEqual(code, 0)
         self.assertIn("30% masked (100/0/0)", printed)
+        # A new model starts at the budget recipe's scale, and says so.
+        self.assertIn("peak lr 0.002, init stddev 0.05, dropout 0", printed)
         self.assertIn("masked-token accuracy", printed)
         self.assertNotIn("next-sentence accuracy", printed)
         self.assertRegex(printed, r"step 4/4 \| loss [\d.]+ \| mlm [\d.]+ "
@@ -115,6 +117,8 @@ class PretrainCommandTest(TestCase):
                                       shards)
         self.assertIn("Reusing the complete shards", printed)
         self.assertIn("Resuming at step 4", printed)
+        # Its weights come from the checkpoint, not from an initial scale.
+        self.assertNotIn("init stddev", printed)
         self.assertEqual(logged_steps(output), [2, 4])
 
         # Corpus (for the held-out evaluation) and vocabulary come from the

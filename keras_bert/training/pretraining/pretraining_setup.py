@@ -236,6 +236,13 @@ def step_plan(settings, steps):
     return steps, log_every, log_every * max(1, round(every / log_every))
 
 
+def names_an_architecture(config):
+    """Whether a run's `config` builds a new model (a size name or
+    `BertBackbone` arguments) rather than continuing from a preset
+    directory's weights."""
+    return isinstance(config, dict) or config in BACKBONE_CONFIGS
+
+
 def build_pretrainer(settings, vocabulary_size, steps):
     """A compiled `BertPretrainer` for a run; build it in the engine's scope.
 
@@ -247,7 +254,7 @@ def build_pretrainer(settings, vocabulary_size, steps):
     """
     config = settings.config
     keras.utils.set_random_seed(settings.seed)
-    if isinstance(config, dict) or config in BACKBONE_CONFIGS:
+    if names_an_architecture(config):
         arguments = (dict(config) if isinstance(config, dict)
                      else get_backbone_config(config))
         arguments["vocabulary_size"] = vocabulary_size
