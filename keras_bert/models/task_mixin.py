@@ -114,6 +114,12 @@ class TaskMixin(TaskPresetsMixin, AdaptersMixin):
         # Keras skips a custom `compile` on load unless told how: the saved
         # config holds the resolved optimizer, loss and metrics objects.
         self.compile(**keras.saving.deserialize_keras_object(config))
+        unread = self.unread_weights()
+        if unread and getattr(self.optimizer, "weight_decay", None):
+            # Variables do not travel in the optimizer's config.
+            self.optimizer.exclude_from_weight_decay(
+                var_list=unread,
+                var_names=getattr(self.optimizer, "excluded_names", None))
         if needs_xla(self):
             self.jit_compile = True
         if self.built:

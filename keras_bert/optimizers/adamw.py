@@ -34,6 +34,30 @@ class AdamW(keras.optimizers.AdamW):
     0.999909
     """
 
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        super().exclude_from_weight_decay(var_list=var_list,
+                                          var_names=var_names)
+        # Keras' config leaves the exclusions out, so a model loaded from a
+        # `.keras` file decayed its LayerNorm weights and biases; the names
+        # travel in `get_config` (variables cannot: the task adds its
+        # `unread_weights()` again on load).
+        self.excluded_names = list(var_names or ())
+
+    def get_config(self):
+        config = super().get_config()
+        if getattr(self, "excluded_names", None):
+            config["exclude_from_weight_decay_names"] = self.excluded_names
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        names = config.pop("exclude_from_weight_decay_names", None)
+        optimizer = super().from_config(config, custom_objects=custom_objects)
+        if names:
+            optimizer.exclude_from_weight_decay(var_names=names)
+        return optimizer
+
     def update_step(self, gradient, variable, learning_rate):
         dtype = variable.dtype
         gradient = ops.cast(gradient, dtype)

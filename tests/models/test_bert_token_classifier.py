@@ -1,3 +1,6 @@
+import os
+
+import keras
 import numpy as np
 
 from keras_bert import BertTokenClassifier
@@ -81,6 +84,18 @@ class BertTokenClassifierTest(TestCase):
         # padding and "##" pieces were never trained.
         scores = model.evaluate(SENTENCES, TAGS, verbose=0, return_dict=True)
         self.assertEqual(scores["accuracy"], 1.0)
+
+    def test_a_loaded_tagger_keeps_its_pooler_out_of_weight_decay(self):
+        # The optimizer's config cannot name variables: loading adds the
+        # unread pooler to its exclusions again.
+        path = os.path.join(self.get_temp_dir(), "tagger.keras")
+        tagger().save(path)
+        loaded = keras.saving.load_model(path)
+        pooler = to_numpy(loaded.backbone.pooler.kernel)
+        loaded.fit(packed([[2, 8, 9, 3, 0], [2, 11, 3, 0, 0]]),
+                   np.ones((2, 5), "int32"), epochs=2, verbose=0)
+        np.testing.assert_array_equal(
+            to_numpy(loaded.backbone.pooler.kernel), pooler)
 
     def test_words_cut_off_by_the_sequence_length_get_tag_zero(self):
         preprocessor = BertTokenClassifierPreprocessor(

@@ -89,6 +89,20 @@ class AdamWTest(TestCase):
         self.assertIsInstance(revived, AdamW)
         self.assertEqual(revived.get_config(), optimizer.get_config())
 
+    def test_weight_decay_exclusions_survive_the_config(self):
+        # Keras' own config drops them: a loaded model decayed LayerNorm.
+        optimizer = create_optimizer(total_steps=10, learning_rate=0.1,
+                                     warmup_steps=0)
+        revived = keras.optimizers.deserialize(
+            keras.optimizers.serialize(optimizer))
+        gamma = keras.Variable(np.ones(3, "float32"), name="gamma")
+        kernel = keras.Variable(np.ones(3, "float32"), name="kernel")
+        zero = keras.ops.zeros(3)
+        revived.apply_gradients([(zero, gamma), (zero, kernel)])
+        self.assertAllClose(gamma, np.ones(3))
+        # Decayed: 1 - 0.1 x 0.01.
+        self.assertAllClose(kernel, np.full(3, 0.999), atol=1e-6)
+
     def _saved_and_loaded(self, model):
         path = os.path.join(self.get_temp_dir(), "model.keras")
         model.save(path)
