@@ -82,7 +82,8 @@ def run(args):
             raise ValueError(f"{args.file} holds no text.")
         model = load_embedder(args.model, args.sequence_length,
                               args.precision)
-        batch = {"batch_size": args.batch_size} if args.batch_size else {}
+        batch = ({} if args.batch_size is None
+                 else {"batch_size": args.batch_size})
         vectors = model.encode(texts, verbose=1, **batch)
         vectors_path, metadata_path = index_paths(
             args.output or os.path.splitext(args.file)[0] + ".npy")
