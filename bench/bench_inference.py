@@ -10,7 +10,9 @@ setting:
   (`--torch-compile` adds `jit_compile=True`, i.e. torch.compile).
   `--fused-baseline` adds "keras_bert/BACKEND+fused", the same model forced
   onto `ops.dot_product_attention` (the attention of earlier releases), so
-  that the explicit attention path is compared with it in the same run.
+  that the explicit attention path is compared with it in the same run;
+  on PyTorch, the same model with Keras' own `Dense` products and
+  `ops.dot_product_attention` instead of `keras_bert.fused_ops`.
 * keras-hub: `keras_hub.models.BertBackbone.from_preset(dir)` (it converts
   the same Hugging Face folder, so the weights are the real ones) and
   `predict_on_batch` with its default settings (XLA on JAX only); on
@@ -18,8 +20,9 @@ setting:
 * transformers: `BertModel.from_pretrained(dir)` eager PyTorch (SDPA
   attention) under `torch.inference_mode()`.
 * GEMM ceiling: the four weight GEMMs of one layer at the same token count,
-  in NumPy, PyTorch, JAX and TensorFlow; the fastest one per dtype is the
-  ceiling that model FLOP rates are divided by.
+  in NumPy, PyTorch (its `mm`, and oneDNN's linear kernel: "gemm/onednn"),
+  JAX and TensorFlow; the fastest one per dtype is the ceiling that model
+  FLOP rates are divided by.
 
 The models are built in `bench/keras_runtime.py` and
 `bench/transformers_runtime.py` (shared with `bench/bench_sst2.py` and
@@ -76,7 +79,8 @@ def make_prepare(worker):
 
 def worker_for(label):
     library, runtime = label.split("/")
-    if library == "transformers" or label in ("gemm/numpy", "gemm/torch"):
+    if library == "transformers" or label in ("gemm/numpy", "gemm/torch",
+                                              "gemm/onednn"):
         return "transformers"
     return "keras-" + runtime.split("+")[0]
 
@@ -96,7 +100,7 @@ def inference_labels(backends, torch_compile, fused_baseline=False):
         labels.append(f"keras_bert/{backend}")
         if backend == "torch" and torch_compile:
             labels.append("keras_bert/torch+compile")
-        if backend != "torch" and fused_baseline:
+        if fused_baseline:
             labels.append(f"keras_bert/{backend}+fused")
         labels.append(f"keras_hub/{backend}")
         if backend == "tensorflow":
@@ -106,7 +110,7 @@ def inference_labels(backends, torch_compile, fused_baseline=False):
 
 def gemm_labels(backends, dtype):
     libraries = ["numpy"] if dtype == "float32" else []
-    libraries += ["torch"] + [b for b in backends if b != "torch"]
+    libraries += ["torch", "onednn"] + [b for b in backends if b != "torch"]
     return [f"gemm/{name}" for name in libraries]
 
 
@@ -230,7 +234,8 @@ def main():
                         "jit_compile=True (torch.compile)")
     parser.add_argument("--fused-baseline", action="store_true",
                         help="also time keras_bert forced onto "
-                        "ops.dot_product_attention (JAX, TensorFlow)")
+                        "the earlier releases' kernels (ops.dot_product_"
+                        "attention; on torch also Keras' Dense products)")
     parser.add_argument("--threads", type=int,
                         help="threads per worker (default: the libraries' "
                         "own, all cores)")

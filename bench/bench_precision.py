@@ -216,8 +216,10 @@ def members(backends, dtypes, batch, length, served, torch_compile):
                              "keras-tensorflow",
                              {"library": "served", "variant": variant,
                               **shape}))
-        for library in ("torch", "jax", "tensorflow"):
-            worker = ("transformers" if library == "torch"
+        for library in ("torch", "onednn", "jax", "tensorflow"):
+            if dtype == "int8" and library == "onednn":
+                continue
+            worker = ("transformers" if library in ("torch", "onednn")
                       else f"keras-{library}")
             rows.append((f"gemm/{library} {dtype}", worker,
                          {"library": "gemm", "variant": library, **shape}))

@@ -16,7 +16,10 @@ keras_bert uses `train_on_batch` with XLA on JAX and TensorFlow
 (`jit_compile=True`), eager on PyTorch; transformers runs eager.
 `--torch-compile` adds keras_bert on PyTorch with `jit_compile=True`
 (Keras compiles the train step with `torch.compile`) as
-"keras_bert/torch-compile".
+"keras_bert/torch-compile"; `--earlier-kernels` adds keras_bert on PyTorch
+with Keras' own `Dense` products and `ops.dot_product_attention` instead
+of `keras_bert.fused_ops` ("keras_bert/torch-earlier"), the same process's
+before and after.
 
     python -m bench.bench_training_step --output bench/results/training.json
 """
@@ -62,6 +65,7 @@ def keras_step(case):
     import keras
 
     import keras_bert
+    from bench.keras_runtime import keras_ops_in_fused_ops
     from keras_bert.models.bert_classifier import BertClassifier
 
     config = mini_config()
@@ -79,10 +83,19 @@ def keras_step(case):
         y = {"mlm_logits": data["mask_ids"], "nsp_logits": data["labels"]}
         weights = {"mlm_logits": (data["mask_ids"] * 0 + 1).astype("float32"),
                    "nsp_logits": (data["labels"] * 0 + 1).astype("float32")}
-        return lambda: model.train_on_batch(x, y, sample_weight=weights)
-    model = BertClassifier(backbone, num_classes=2)
-    model.compile(num_train_steps=1000, jit_compile=jit)
-    return lambda: model.train_on_batch(features, data["labels"])
+        step = lambda: model.train_on_batch(x, y, sample_weight=weights)
+    else:
+        model = BertClassifier(backbone, num_classes=2)
+        model.compile(num_train_steps=1000, jit_compile=jit)
+        step = lambda: model.train_on_batch(features, data["labels"])
+    if not case.get("earlier_kernels"):
+        return step
+
+    def earlier_step():
+        with keras_ops_in_fused_ops():
+            return step()
+
+    return earlier_step
 
 
 def transformers_step(case):
@@ -149,6 +162,9 @@ def main():
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument("--torch-compile", action="store_true",
                         help="also keras_bert on torch with jit_compile=True")
+    parser.add_argument("--earlier-kernels", action="store_true",
+                        help="also keras_bert on torch with Keras' Dense "
+                        "products and dot_product_attention")
     common.add_reference_malloc_argument(parser)
     parser.add_argument("--output")
     args = parser.parse_args()
@@ -158,12 +174,16 @@ def main():
     labels = [REFERENCE] + [f"keras_bert/{b}" for b in args.backends.split(",")]
     if args.torch_compile:
         labels.append("keras_bert/torch-compile")
+    if args.earlier_kernels:
+        labels.append("keras_bert/torch-earlier")
     groups = {
         f"{task}@{args.batch}x{args.length}": [
             (label, "transformers" if label == REFERENCE
              else "keras-" + label.split("/")[1].split("-")[0],
              {"task": task, "batch": args.batch, "length": args.length,
               **({"jit_compile": True} if label.endswith("-compile")
+                 else {}),
+              **({"earlier_kernels": True} if label.endswith("-earlier")
                  else {})})
             for label in labels]
         for task in args.tasks.split(",")

@@ -56,16 +56,24 @@ def gemm_callable(library, dtype, tokens, hidden, intermediate):
         if dtype != "float32":
             raise ValueError("NumPy has no fast bfloat16 GEMM")
         return lambda: [a @ b for a, b in pairs]
-    if library == "torch":
+    if library in ("torch", "onednn"):
         import torch
 
         dt = getattr(torch, dtype)
         pairs = [(torch.from_numpy(a).to(dt), torch.from_numpy(b).to(dt))
                  for a, b in pairs]
+        if library == "onednn":
+            # PyTorch's oneDNN linear kernel (keras_bert's float32 inference
+            # path on the CPU), where `@` is PyTorch's `mm` (MKL for
+            # float32): the weight as a transposed (n, k) view.
+            linear = torch.ops.mkldnn._linear_pointwise
+            product = lambda a, b: linear(a, b.t(), None, "none", [], "")
+        else:
+            product = lambda a, b: a @ b
 
         def run():
             with torch.inference_mode():
-                return [a @ b for a, b in pairs]
+                return [product(a, b) for a, b in pairs]
 
         return run
     if library == "jax":

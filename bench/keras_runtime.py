@@ -7,6 +7,9 @@ pass on `common.synthetic_inputs`. Used by the benchmark workers
 (`bench.bench_inference`, `bench.bench_sst2`) and `bench.profile_forward`.
 """
 
+import contextlib
+from unittest import mock
+
 from bench import common
 
 
@@ -54,6 +57,7 @@ class KerasRuntime:
             if jit_compile is not None:
                 model.jit_compile = jit_compile
             if fused:  # the earlier releases' attention, for comparison
+                # (on PyTorch, `forward` swaps in the earlier kernels)
                 for block in model.transformer_layers:
                     block.attention._explicit_is_faster = lambda: False
             self.models[key] = model
@@ -75,4 +79,32 @@ class KerasRuntime:
         model = self.model(library, case["dtype"], jit, variant == "fused")
         inputs = common.synthetic_inputs(case["batch"], case["length"],
                                   model.vocabulary_size)
+        if variant == "fused" and backend == "torch":
+            def earlier_kernels():
+                with keras_ops_in_fused_ops():
+                    return model.predict_on_batch(inputs)
+
+            return earlier_kernels
         return lambda: model.predict_on_batch(inputs)
+
+
+@contextlib.contextmanager
+def keras_ops_in_fused_ops():
+    """keras_bert on PyTorch as earlier releases ran it, for a before/after
+    in one process: Keras' `Dense` product (matmul, then the bias added in
+    a second pass) and `ops.dot_product_attention` (which copies the heads
+    to contiguous memory) instead of `keras_bert.fused_ops`' kernels."""
+    from keras import ops
+
+    from keras_bert import fused_ops
+
+    def dense(inputs, kernel, bias):
+        return ops.add(ops.matmul(inputs, kernel), bias)
+
+    def attention(query, key, value, mask, scale):
+        return ops.dot_product_attention(query, key, value, mask=mask,
+                                         scale=scale, flash_attention=False)
+
+    with mock.patch.object(fused_ops, "_torch_dense", dense), \
+            mock.patch.object(fused_ops, "_torch_attention", attention):
+        yield

@@ -22,6 +22,7 @@ import sys
 # are registered with it, before a compiled model's compile config loads.
 REGISTERED_CLASSES = {
     "BertEmbeddings": "keras_bert.layers.bert_embeddings",
+    "FusedDense": "keras_bert.layers.fused_dense",
     "FusedQueryKeyValue": "keras_bert.layers.fused_query_key_value",
     "SentencePooling": "keras_bert.layers.sentence_pooling",
     "MaskedLMHead": "keras_bert.layers.masked_lm_head",

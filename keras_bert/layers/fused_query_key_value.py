@@ -12,6 +12,9 @@ not: 0.1.0 is unreleased, so that format had no users).
 
 import keras
 import numpy as np
+from keras import ops
+
+from keras_bert import fused_ops
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -40,6 +43,18 @@ class FusedQueryKeyValue(keras.layers.EinsumDense):
             **kwargs,
         )
         self.hidden_dim = hidden_dim
+
+    def call(self, inputs, training=None):
+        if keras.config.backend() != "torch":
+            return super().call(inputs, training=training)
+        # The einsum is a GEMM against the kernel seen as (hidden, 3 *
+        # hidden); on PyTorch that GEMM can take the bias in the same
+        # kernel (`fused_ops.dense`) where Keras adds it in a second pass.
+        kernel = ops.reshape(self.kernel, (self.kernel.shape[0], -1))
+        bias = ops.reshape(self.bias, (-1,))
+        outputs = fused_ops.dense(inputs, kernel, bias)
+        return ops.reshape(outputs, (*ops.shape(inputs)[:-1], 3,
+                                     self.hidden_dim))
 
     def quantize(self, mode=None, type_check=True, config=None):
         # Keras quantizes only exact `EinsumDense`s unless told the subclass

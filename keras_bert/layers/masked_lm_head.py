@@ -1,7 +1,9 @@
 import keras
 from keras import ops
 
+from keras_bert import fused_ops
 from keras_bert.layers.activations import get_activation
+from keras_bert.layers.fused_dense import FusedDense
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -50,7 +52,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
 
-        self.transform_dense = keras.layers.Dense(
+        self.transform_dense = FusedDense(
             hidden_dim,
             activation=get_activation(activation),
             kernel_initializer=keras.initializers.TruncatedNormal(
@@ -94,8 +96,8 @@ class MaskedLMHead(keras.layers.Layer):
             kernel = ops.transpose(self.token_embedding.embeddings)
         else:
             kernel = self.decoder_kernel
-        logits = ops.matmul(x, ops.cast(kernel, x.dtype))
-        return logits + ops.cast(self.output_bias, x.dtype)
+        return fused_ops.dense(x, ops.cast(kernel, x.dtype),
+                               ops.cast(self.output_bias, x.dtype))
 
     def compute_output_shape(self, inputs_shape, mask_positions_shape):
         return tuple(mask_positions_shape) + (self.vocabulary_size,)

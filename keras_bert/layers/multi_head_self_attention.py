@@ -3,6 +3,8 @@ import math
 import keras
 from keras import ops
 
+from keras_bert import fused_ops
+from keras_bert.layers.fused_dense import FusedDense
 from keras_bert.layers.fused_query_key_value import FusedQueryKeyValue
 
 
@@ -13,10 +15,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     The query, key and value projections are one `(hidden, 3, hidden)`
     kernel (`FusedQueryKeyValue`): one large GEMM instead of three smaller
     ones, laid out so that a model-parallel split keeps whole heads. At
-    inference, attention goes through `keras.ops.dot_product_attention`
-    (the backend's fused kernel), except for float32 under JAX and
-    TensorFlow, where an explicit head-major form that XLA fuses better is
-    used (see `_explicit_is_faster`). With attention-probability dropout
+    inference, attention goes through the backend's fused kernel
+    (`keras_bert.fused_ops.dot_product_attention`: SDPA on PyTorch),
+    except for float32 under JAX and TensorFlow, where an explicit
+    head-major form that XLA fuses better is used (see
+    `_explicit_is_faster`). With attention-probability dropout
     active (training) or `return_attention_scores`, the explicit form
     computes the normalized probabilities, as the original BERT does. The
     softmax is always computed in float32.
@@ -70,7 +73,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="query_key_value",
         )
-        self.output_dense = keras.layers.Dense(
+        self.output_dense = FusedDense(
             hidden_dim,
             kernel_initializer=initializer,
             dtype=self.dtype_policy,
@@ -110,10 +113,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             )
         else:
             query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
-            output = ops.dot_product_attention(
-                query, key, value, mask=mask,
-                scale=1.0 / math.sqrt(self.head_dim),
-                flash_attention=self._flash_attention(query, mask),
+            output = fused_ops.dot_product_attention(
+                query, key, value, mask, scale=1.0 / math.sqrt(self.head_dim)
             )
         output = ops.reshape(output, (batch, length, self.hidden_dim))
         output = self.output_dense(output)
@@ -133,18 +134,6 @@ class MultiHeadSelfAttention(keras.layers.Layer):
                 and self.query_key_value.quantization_mode is not None):
             return ops.reshape(inputs, (-1, 1, self.hidden_dim))
         return inputs
-
-    def _flash_attention(self, query, mask):
-        # On torch, Keras asks a CUDA probe whether its flash kernel fits.
-        # That kernel takes no mask and needs a GPU, so elsewhere the answer
-        # is known to be no, and asking costs more than the question: the
-        # probe builds a C++ object that ends a torch.compile graph, which
-        # split the compiled encoder into one graph per layer
-        # (docs/performance.md, "torch.compile").
-        if keras.config.backend() != "torch":
-            return None
-        on_gpu = "cuda" in str(getattr(query, "device", ""))
-        return None if mask is None and on_gpu else False
 
     def _explicit_is_faster(self):
         # Measured on CPU (docs/performance.md, "Where the time goes"):

@@ -2,6 +2,7 @@ import keras
 
 from keras_bert.layers.activations import get_activation
 from keras_bert.layers.dropout import dropout
+from keras_bert.layers.fused_dense import FusedDense
 from keras_bert.layers.multi_head_self_attention import MultiHeadSelfAttention
 
 
@@ -78,14 +79,14 @@ class TransformerEncoderBlock(keras.layers.Layer):
             epsilon=layer_norm_epsilon, dtype=policy,
             name="attention_layer_norm",
         )
-        self.intermediate_dense = keras.layers.Dense(
+        self.intermediate_dense = FusedDense(
             intermediate_dim,
             activation=get_activation(activation),
             kernel_initializer=initializer,
             dtype=policy,
             name="intermediate_dense",
         )
-        self.output_dense = keras.layers.Dense(
+        self.output_dense = FusedDense(
             hidden_dim,
             kernel_initializer=initializer,
             dtype=policy,

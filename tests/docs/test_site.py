@@ -86,7 +86,7 @@ def test_api_reference_covers_subpackages():
 # Written as module paths (for `python -m`, or PyTorch-only plumbing the
 # docs name as a module), not as attributes.
 _MODULE_PATHS = ("keras_bert.cli", "keras_bert.commands.",
-                 "keras_bert.torch_int8")
+                 "keras_bert.torch_int8", "keras_bert.fused_ops")
 
 _RESOLVE_SCRIPT = """
 import sys

@@ -1,0 +1,122 @@
+"""Two products keras_bert's layers run in fewer, faster kernels on PyTorch.
+
+Under JAX and TensorFlow, XLA fuses a GEMM's bias add into the GEMM and
+reads attention's inputs in whatever layout they come; these functions are
+then exactly the `keras.ops` calls a Keras layer makes. PyTorch runs
+eagerly by default, and two of Keras' calls there cost passes over memory
+that `torch.nn.Linear`-based models (transformers) do not pay:
+
+* `Dense` is `ops.matmul` and then `ops.add` of the bias: a second pass
+  over every output. `torch.nn.functional.linear` is one `addmm`, the bias
+  added inside the GEMM. Without gradients (`predict`, `encode`), a
+  float32 product on the CPU goes to oneDNN's linear kernel instead of
+  PyTorch's `addmm`, whose float32 GEMM is MKL's: on an AMD EPYC with
+  AVX-512, MKL's GEMMs ran at 0.4-0.9 of OpenBLAS' speed and oneDNN's
+  beat both; all-MiniLM-L6-v2's float32 forward ran 1.12-1.19x faster.
+* Keras' `ops.dot_product_attention` makes the query, key and value
+  contiguous before calling SDPA; SDPA takes the strided views as they
+  are, so the copies are pure cost. Calling SDPA directly also skips
+  Keras' CUDA probe for its flash kernel (SDPA picks its own kernel),
+  a C++ object that ends a `torch.compile` graph.
+
+Measured in docs/performance.md ("PyTorch's float32 GEMMs and
+`keras_bert.fused_ops`").
+"""
+
+import keras
+from keras import ops
+
+# Keras' large negative logit for masked keys (float16 has a smaller range):
+# finite, so a query whose keys are all padding gets uniform weights, not NaN.
+_MASKED_LOGIT = {"float16": -0.7 * 65500.0}
+_MASKED_LOGIT_DEFAULT = -0.7 * 3.38953e38
+
+
+def dense(inputs, kernel, bias=None):
+    """`inputs @ kernel + bias` for a `(in, out)` kernel: one kernel on
+    PyTorch (oneDNN's linear for float32 on a CPU without gradients,
+    `linear` otherwise), `ops.matmul` then `ops.add` (as
+    `keras.layers.Dense`) elsewhere.
+
+    Args:
+        inputs: tensor `(..., in)`.
+        kernel: tensor or variable `(in, out)`.
+        bias: tensor, variable or None. `(out,)`.
+
+    Returns:
+        The tensor `(..., out)`.
+
+    Example:
+    >>> import numpy as np
+    >>> y = dense(np.ones((2, 3), "float32"), np.ones((3, 4), "float32"),
+    ...           np.arange(4, dtype="float32"))
+    >>> ops.convert_to_numpy(y)[0].tolist()
+    [3.0, 4.0, 5.0, 6.0]
+    """
+    if keras.config.backend() == "torch" and bias is not None:
+        return _torch_dense(inputs, kernel, bias)
+    outputs = ops.matmul(inputs, kernel)
+    return outputs if bias is None else ops.add(outputs, bias)
+
+
+def dot_product_attention(query, key, value, mask, scale):
+    """Softmax attention of `(batch, length, heads, head_dim)` inputs, as
+    `keras.ops.dot_product_attention(..., mask=mask, scale=scale)`; on
+    PyTorch SDPA on the strided views, without Keras' copies.
+
+    Args:
+        query, key, value: tensors `(batch, length, heads, head_dim)`.
+        mask: bool tensor that broadcasts to `(batch, heads, queries,
+            keys)` (True: may attend), or None.
+        scale: float. Multiplies the logits.
+
+    Returns:
+        The tensor `(batch, length, heads, head_dim)`.
+    """
+    if keras.config.backend() == "torch":
+        return _torch_attention(query, key, value, mask, scale)
+    return ops.dot_product_attention(query, key, value, mask=mask,
+                                     scale=scale)
+
+
+def _torch_dense(inputs, kernel, bias):
+    # Only reached under the torch backend, whose tensors these are.
+    import torch
+
+    # Variables go through Keras' conversion so that a mixed-precision
+    # layer's autocast applies; `.t()` is a view, read transposed.
+    inputs = ops.convert_to_tensor(inputs)
+    kernel, bias = ops.convert_to_tensor(kernel), ops.convert_to_tensor(bias)
+    if _onednn_linear_applies(torch, inputs, kernel, bias):
+        flat = inputs.reshape(-1, inputs.shape[-1])
+        outputs = torch.ops.mkldnn._linear_pointwise(flat, kernel.t(), bias,
+                                                     "none", [], "")
+        return outputs.reshape(*inputs.shape[:-1], outputs.shape[-1])
+    return torch.nn.functional.linear(inputs, kernel.t(), bias)
+
+
+def _onednn_linear_applies(torch, inputs, kernel, bias):
+    # oneDNN's linear has no gradient (its inputs' `.grad` stays None), and
+    # under torch.compile inductor picks its own kernels.
+    return (not torch.is_grad_enabled()
+            and not torch.compiler.is_compiling()
+            and inputs.device.type == "cpu"
+            and inputs.dtype == kernel.dtype == bias.dtype == torch.float32
+            and torch.backends.mkldnn.is_available()
+            and hasattr(torch.ops.mkldnn, "_linear_pointwise"))
+
+
+def _torch_attention(query, key, value, mask, scale):
+    # Only reached under the torch backend, whose tensors these are.
+    import torch
+
+    query, key, value = (ops.convert_to_tensor(x).transpose(1, 2)
+                         for x in (query, key, value))
+    if mask is not None:
+        dtype_name = keras.backend.standardize_dtype(query.dtype)
+        masked = _MASKED_LOGIT.get(dtype_name, _MASKED_LOGIT_DEFAULT)
+        mask = torch.where(ops.convert_to_tensor(mask), 0.0,
+                           masked).to(query.dtype)
+    outputs = torch.nn.functional.scaled_dot_product_attention(
+        query, key, value, attn_mask=mask, scale=scale)
+    return outputs.transpose(1, 2)
