@@ -98,8 +98,11 @@ def _torch_dense(inputs, kernel, bias):
 def _onednn_linear_applies(torch, inputs, kernel, bias):
     # oneDNN's linear has no gradient (its inputs' `.grad` stays None), and
     # under torch.compile inductor picks its own kernels.
+    is_compiling = getattr(torch.compiler, "is_compiling", None)
+    if is_compiling is None:  # torch < 2.3
+        is_compiling = torch._dynamo.is_compiling
     return (not torch.is_grad_enabled()
-            and not torch.compiler.is_compiling()
+            and not is_compiling()
             and inputs.device.type == "cpu"
             and inputs.dtype == kernel.dtype == bias.dtype == torch.float32
             and torch.backends.mkldnn.is_available()
