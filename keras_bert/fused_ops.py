@@ -23,6 +23,8 @@ Measured in docs/performance.md ("PyTorch's float32 GEMMs and
 `keras_bert.fused_ops`").
 """
 
+import functools
+
 import keras
 from keras import ops
 
@@ -105,8 +107,26 @@ def _onednn_linear_applies(torch, inputs, kernel, bias):
             and not is_compiling()
             and inputs.device.type == "cpu"
             and inputs.dtype == kernel.dtype == bias.dtype == torch.float32
-            and torch.backends.mkldnn.is_available()
-            and hasattr(torch.ops.mkldnn, "_linear_pointwise"))
+            and _onednn_linear_works())
+
+
+@functools.cache
+def _onednn_linear_works():
+    # A private PyTorch op (inductor's): if a release drops it or changes
+    # its signature, products go to `linear` instead of failing.
+    import torch  # only reached under the torch backend
+
+    if not (torch.backends.mkldnn.is_available()
+            and hasattr(torch.ops.mkldnn, "_linear_pointwise")):
+        return False
+    try:
+        with torch.no_grad():
+            out = torch.ops.mkldnn._linear_pointwise(
+                torch.ones(2, 3), torch.ones(4, 3), torch.zeros(4), "none",
+                [], "")
+    except (RuntimeError, TypeError):
+        return False
+    return bool(torch.equal(out, torch.full((2, 4), 3.0)))
 
 
 def _torch_attention(query, key, value, mask, scale):
