@@ -3,6 +3,7 @@ from keras import ops
 
 from keras_bert import fused_ops
 from keras_bert.layers.activations import get_activation
+from keras_bert.layers.call_sublayer import call_sublayer
 from keras_bert.layers.fused_dense import FusedDense
 
 
@@ -91,7 +92,8 @@ class MaskedLMHead(keras.layers.Layer):
         x = ops.take_along_axis(
             inputs, ops.cast(mask_positions, "int32")[:, :, None], axis=1
         )
-        x = self.transform_layer_norm(self.transform_dense(x))
+        x = call_sublayer(self.transform_layer_norm,
+                          call_sublayer(self.transform_dense, x))
         if self.token_embedding is not None:
             kernel = ops.transpose(self.token_embedding.embeddings)
         else:

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_bert import fused_ops
+from keras_bert.layers.call_sublayer import call_sublayer
 from keras_bert.layers.fused_dense import FusedDense
 from keras_bert.layers.fused_query_key_value import FusedQueryKeyValue
 
@@ -99,7 +100,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     ):
         batch, length = ops.shape(inputs)[0], ops.shape(inputs)[1]
         qkv = ops.reshape(
-            self.query_key_value(self._projection_input(inputs)),
+            call_sublayer(self.query_key_value,
+                          self._projection_input(inputs)),
             (batch, length, 3, self.num_heads, self.head_dim),
         )
         explicit = return_attention_scores or (
@@ -117,7 +119,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
                 query, key, value, mask, scale=1.0 / math.sqrt(self.head_dim)
             )
         output = ops.reshape(output, (batch, length, self.hidden_dim))
-        output = self.output_dense(output)
+        output = call_sublayer(self.output_dense, output)
         if return_attention_scores:
             return output, scores
         return output

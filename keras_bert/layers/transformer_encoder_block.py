@@ -1,6 +1,7 @@
 import keras
 
 from keras_bert.layers.activations import get_activation
+from keras_bert.layers.call_sublayer import call_sublayer
 from keras_bert.layers.dropout import dropout
 from keras_bert.layers.fused_dense import FusedDense
 from keras_bert.layers.multi_head_self_attention import MultiHeadSelfAttention
@@ -119,8 +120,9 @@ class TransformerEncoderBlock(keras.layers.Layer):
     ):
         x = inputs
         if self.normalize_first:
-            x = self.attention_layer_norm(x)
-        attended = self.attention(
+            x = call_sublayer(self.attention_layer_norm, x)
+        attended = call_sublayer(
+            self.attention,
             x,
             padding_mask=padding_mask,
             attention_mask=attention_mask,
@@ -131,15 +133,16 @@ class TransformerEncoderBlock(keras.layers.Layer):
             attended, scores = attended
         x = inputs + dropout(self.dropout_layer, attended, training)
         if not self.normalize_first:
-            x = self.attention_layer_norm(x)
+            x = call_sublayer(self.attention_layer_norm, x)
 
         residual = x
         if self.normalize_first:
-            x = self.output_layer_norm(x)
-        x = self.output_dense(self.intermediate_dense(x))
+            x = call_sublayer(self.output_layer_norm, x)
+        x = call_sublayer(self.output_dense,
+                          call_sublayer(self.intermediate_dense, x))
         x = residual + dropout(self.dropout_layer, x, training)
         if not self.normalize_first:
-            x = self.output_layer_norm(x)
+            x = call_sublayer(self.output_layer_norm, x)
         if return_attention_scores:
             return x, scores
         return x

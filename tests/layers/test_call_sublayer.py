@@ -1,0 +1,171 @@
+"""`call_sublayer` skips `Layer.__call__` on PyTorch only where that call
+would do nothing, and gives the same tensors bit for bit. Speed is
+measured in bench/, never here."""
+
+import contextlib
+from unittest import mock
+
+import keras
+import numpy as np
+
+from keras_bert import BertBackbone
+from keras_bert.layers import call_sublayer as call_sublayer_module
+from keras_bert.layers import TransformerEncoderBlock
+from keras_bert.layers.call_sublayer import call_sublayer
+from tests.test_case import TestCase
+from tests.test_case import backend
+from tests.test_case import skip_unless_backend
+from tests.test_case import to_numpy
+
+TINY = dict(vocabulary_size=60, num_layers=2, num_heads=2, hidden_dim=16,
+            intermediate_dim=32, max_sequence_length=16, dropout=0.0)
+
+
+def _inputs(batch=2, length=8):
+    rng = np.random.default_rng(0)
+    mask = np.ones((batch, length), "int32")
+    mask[1, 5:] = 0
+    return {"token_ids": rng.integers(1, 60, (batch, length)).astype("int32"),
+            "segment_ids": np.zeros((batch, length), "int32"),
+            "padding_mask": mask}
+
+
+def _dunder_calls(fn):
+    """Runs `fn()`, returns the layers whose `__call__` ran, in order."""
+    called = []
+    original = keras.layers.Layer.__call__
+
+    def spy(self, *args, **kwargs):
+        called.append(self)
+        return original(self, *args, **kwargs)
+
+    with mock.patch.object(keras.layers.Layer, "__call__", spy):
+        fn()
+    return called
+
+
+def _always_dunder():
+    return mock.patch.object(call_sublayer_module, "_call_adds_nothing",
+                             lambda layer, inputs, kwargs: False)
+
+
+def _built_dense(dtype=None):
+    dense = keras.layers.Dense(4, bias_initializer="random_normal",
+                               dtype=dtype)
+    dense.build((2, 3))
+    return dense
+
+
+class _Parent(keras.layers.Layer):
+    """Calls `child` through `call_sublayer`, noting Keras' calls."""
+
+    def __init__(self, child, **kwargs):
+        super().__init__(**kwargs)
+        self.child = child
+        self.dunder_calls = None
+
+    def call(self, inputs):
+        self.dunder_calls = _dunder_calls(
+            lambda: call_sublayer(self.child, inputs))
+        return inputs
+
+
+class CallSublayerTest(TestCase):
+    def test_encoder_sublayers_skip_dunder_call_only_on_torch(self):
+        model = BertBackbone(**TINY)
+        blocks = [layer for layer in model.layers
+                  if isinstance(layer, TransformerEncoderBlock)]
+        sublayers = {id(layer) for block in blocks for layer in (
+            block.attention, block.attention.query_key_value,
+            block.attention.output_dense, block.attention_layer_norm,
+            block.intermediate_dense, block.output_dense,
+            block.output_layer_norm)}
+        called = _dunder_calls(lambda: model(_inputs()))
+        through_dunder = [layer for layer in called
+                          if id(layer) in sublayers]
+        if backend() == "torch":
+            self.assertEqual(through_dunder, [])
+        else:
+            self.assertEqual(len(through_dunder), len(sublayers))
+        # The blocks themselves stay Keras calls (masks, training flag).
+        self.assertEqual(sum(layer in blocks for layer in called), 2)
+
+    def test_same_outputs_bit_for_bit_in_each_precision(self):
+        for dtype in ("float32", "bfloat16", "mixed_bfloat16"):
+            model = BertBackbone(**TINY, dtype=dtype)
+            direct = to_numpy(model(_inputs())["sequence_output"])
+            with _always_dunder():
+                keras_call = to_numpy(model(_inputs())["sequence_output"])
+            np.testing.assert_array_equal(direct, keras_call, err_msg=dtype)
+
+    def test_same_training_step(self):
+        weights, losses = [], []
+        for use_dunder in (False, True):
+            keras.utils.set_random_seed(1)
+            model = BertBackbone(**TINY)
+            outputs = model.output["pooled_output"]
+            head = keras.Model(model.input,
+                               keras.layers.Dense(1)(outputs))
+            head.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+            context = (_always_dunder() if use_dunder
+                       else contextlib.nullcontext())
+            with context:
+                losses.append(head.train_on_batch(
+                    _inputs(), np.ones((2, 1), "float32")))
+            weights.append(head.get_weights())
+        self.assertEqual(losses[0], losses[1])
+        for direct, keras_call in zip(*weights):
+            np.testing.assert_array_equal(direct, keras_call)
+
+    @skip_unless_backend("torch")
+    def test_takes_call_directly_for_a_plain_layer(self):
+        dense = _built_dense()
+        x = keras.ops.ones((2, 3))
+        with mock.patch.object(dense, "call", wraps=dense.call) as call:
+            self.assertEqual(_dunder_calls(lambda: call_sublayer(dense, x)),
+                             [])
+        call.assert_called_once()
+        self.assertAllClose(call_sublayer(dense, x), dense(x))
+
+    @skip_unless_backend("torch")
+    def test_goes_through_dunder_call_where_it_does_something(self):
+        x = keras.ops.ones((2, 3))
+        unbuilt = keras.layers.Dense(4)
+        quantized = _built_dense()
+        quantized.quantize("int8")
+        mixed = _built_dense(dtype="mixed_bfloat16")
+        cases = (
+            ("not built", unbuilt, x, {}),
+            ("quantized", quantized, x, {}),
+            ("input to cast", _built_dense(),
+             keras.ops.cast(x, "bfloat16"), {}),
+            ("float keyword to cast", _built_dense(), x,
+             {"training": keras.ops.ones((1,), "float16")}),
+            ("mixed precision", mixed, x, {}),
+        )
+        for name, layer, inputs, kwargs in cases:
+            with self.subTest(name):
+                called = _dunder_calls(
+                    lambda: call_sublayer(layer, inputs, **kwargs))
+                self.assertEqual(called, [layer])
+
+    @skip_unless_backend("torch")
+    def test_keeps_keras_autocast_rule_under_a_mixed_parent(self):
+        # Inside a mixed-precision parent's bfloat16 scope, a mixed Dense
+        # reads its kernel in bfloat16 either way: called directly. A
+        # LayerNormalization (`autocast=False`) must read its float32
+        # scale, which only Keras' call arranges.
+        dense = _built_dense(dtype="mixed_bfloat16")
+        layer_norm = keras.layers.LayerNormalization(dtype="mixed_bfloat16")
+        layer_norm.build((2, 3))
+        for child, expected in ((dense, []), (layer_norm, [layer_norm])):
+            parent = _Parent(child, dtype="mixed_bfloat16")
+            parent(keras.ops.ones((2, 3)))
+            self.assertEqual(parent.dunder_calls, expected)
+
+    def test_result_equals_layer_call_on_every_backend(self):
+        dense = _built_dense()
+        x = np.random.default_rng(3).normal(size=(2, 3)).astype("float32")
+        x = keras.ops.convert_to_tensor(x)
+        np.testing.assert_array_equal(to_numpy(call_sublayer(dense, x)),
+                                      to_numpy(dense(x)))
