@@ -35,18 +35,19 @@ _MASKED_LOGIT_DEFAULT = -0.7 * 3.38953e38
 
 
 def dense(inputs, kernel, bias=None):
-    """`inputs @ kernel + bias` for a `(in, out)` kernel: one kernel on
-    PyTorch (oneDNN's linear for float32 on a CPU without gradients,
-    `linear` otherwise), `ops.matmul` then `ops.add` (as
-    `keras.layers.Dense`) elsewhere.
+    """`inputs @ kernel + bias`, the kernel's first axis contracted with
+    the inputs' last: one kernel on PyTorch (oneDNN's linear for float32 on
+    a CPU without gradients, `linear` otherwise), `ops.matmul` then
+    `ops.add` (as `keras.layers.Dense`) elsewhere.
 
     Args:
         inputs: tensor `(..., in)`.
-        kernel: tensor or variable `(in, out)`.
-        bias: tensor, variable or None. `(out,)`.
+        kernel: tensor or variable `(in, *out)`, e.g. `(in, out)` or the
+            query/key/value projection's `(in, 3, hidden)`.
+        bias: tensor, variable or None. `out`'s shape.
 
     Returns:
-        The tensor `(..., out)`.
+        The tensor `(..., *out)`.
 
     Example:
     >>> import numpy as np
@@ -57,7 +58,10 @@ def dense(inputs, kernel, bias=None):
     """
     if keras.config.backend() == "torch" and bias is not None:
         return _torch_dense(inputs, kernel, bias)
-    outputs = ops.matmul(inputs, kernel)
+    if len(kernel.shape) == 2:
+        outputs = ops.matmul(inputs, kernel)
+    else:
+        outputs = ops.tensordot(inputs, kernel, axes=1)
     return outputs if bias is None else ops.add(outputs, bias)
 
 
@@ -86,15 +90,20 @@ def _torch_dense(inputs, kernel, bias):
     import torch
 
     # Variables go through Keras' conversion so that a mixed-precision
-    # layer's autocast applies; `.t()` is a view, read transposed.
+    # layer's autocast applies; `.t()` is a view, read transposed. A kernel
+    # of more axes is the same GEMM on its output axes merged; torch's own
+    # reshapes (views) cost a microsecond where `ops.reshape` costs 24.
     inputs = ops.convert_to_tensor(inputs)
     kernel, bias = ops.convert_to_tensor(kernel), ops.convert_to_tensor(bias)
+    output_shape = (*inputs.shape[:-1], *kernel.shape[1:])
+    kernel, bias = kernel.reshape(kernel.shape[0], -1), bias.reshape(-1)
     if _onednn_linear_applies(torch, inputs, kernel, bias):
         flat = inputs.reshape(-1, inputs.shape[-1])
         outputs = torch.ops.mkldnn._linear_pointwise(flat, kernel.t(), bias,
                                                      "none", [], "")
-        return outputs.reshape(*inputs.shape[:-1], outputs.shape[-1])
-    return torch.nn.functional.linear(inputs, kernel.t(), bias)
+        return outputs.reshape(output_shape)
+    return torch.nn.functional.linear(inputs, kernel.t(),
+                                      bias).reshape(output_shape)
 
 
 def _onednn_linear_applies(torch, inputs, kernel, bias):

@@ -12,7 +12,6 @@ not: 0.1.0 is unreleased, so that format had no users).
 
 import keras
 import numpy as np
-from keras import ops
 
 from keras_bert import fused_ops
 
@@ -50,11 +49,7 @@ class FusedQueryKeyValue(keras.layers.EinsumDense):
         # The einsum is a GEMM against the kernel seen as (hidden, 3 *
         # hidden); on PyTorch that GEMM can take the bias in the same
         # kernel (`fused_ops.dense`) where Keras adds it in a second pass.
-        kernel = ops.reshape(self.kernel, (self.kernel.shape[0], -1))
-        bias = ops.reshape(self.bias, (-1,))
-        outputs = fused_ops.dense(inputs, kernel, bias)
-        return ops.reshape(outputs, (*ops.shape(inputs)[:-1], 3,
-                                     self.hidden_dim))
+        return fused_ops.dense(inputs, self.kernel, self.bias)
 
     def quantize(self, mode=None, type_check=True, config=None):
         # Keras quantizes only exact `EinsumDense`s unless told the subclass

@@ -13,6 +13,7 @@ from keras_bert import fused_ops
 from keras_bert.layers.fused_dense import FusedDense
 from keras_bert.layers.fused_query_key_value import FusedQueryKeyValue
 from tests.test_case import TestCase
+from tests.test_case import backend
 from tests.test_case import skip_unless_backend
 from tests.test_case import to_numpy
 
@@ -120,6 +121,26 @@ class FusedQueryKeyValueCallTest(TestCase):
         einsum = keras.layers.EinsumDense.call(layer, ops.convert_to_tensor(x))
         self.assertEqual(tuple(out.shape), (2, 5, 3, 4))
         self.assertAllClose(out, einsum, atol=1e-6)
+
+
+class DenseOfManyOutputAxesTest(TestCase):
+    def test_kernel_of_more_axes_contracts_its_first(self):
+        rng = np.random.default_rng(4)
+        x = rng.normal(size=(2, 5, 4)).astype("float32")
+        kernel = rng.normal(size=(4, 3, 2)).astype("float32")
+        bias = rng.normal(size=(3, 2)).astype("float32")
+        expected = np.einsum("bld,dkh->blkh", x, kernel) + bias
+        out = fused_ops.dense(x, kernel, bias)
+        self.assertEqual(tuple(out.shape), (2, 5, 3, 2))
+        self.assertAllClose(out, expected, atol=1e-5)
+        if backend() == "torch":  # the gradient path (`linear`) too
+            import torch
+
+            with torch.enable_grad():
+                tracked = torch.tensor(x, requires_grad=True)
+                out = fused_ops.dense(tracked, kernel, bias)
+            self.assertIsNotNone(out.grad_fn)
+            self.assertAllClose(out.detach(), expected, atol=1e-5)
 
 
 class DotProductAttentionTest(TestCase):
