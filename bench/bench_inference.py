@@ -13,6 +13,9 @@ setting:
   that the explicit attention path is compared with it in the same run;
   on PyTorch, the same model with Keras' own `Dense` products and
   `ops.dot_product_attention` instead of `keras_bert.fused_ops`.
+  `--calls-baseline` adds "keras_bert/torch+calls": on PyTorch the same
+  model with every sub-layer called through Keras' `Layer.__call__`, as
+  before `keras_bert.layers.call_sublayer`.
 * keras-hub: `keras_hub.models.BertBackbone.from_preset(dir)` (it converts
   the same Hugging Face folder, so the weights are the real ones) and
   `predict_on_batch` with its default settings (XLA on JAX only); on
@@ -54,6 +57,9 @@ BACKENDS = ("jax", "tensorflow", "torch")
 SHAPES = ((1, 128), (8, 128), (32, 128), (8, 512))
 DTYPES = ("float32", "bfloat16")
 REFERENCE = "transformers/torch"
+# Same-model baselines ("keras_bert/BACKEND+NAME"): the earlier releases'
+# attention and kernels ("fused"), Keras' calls of every sub-layer ("calls").
+BASELINES = ("fused", "calls")
 
 
 # Worker side -------------------------------------------------------------
@@ -94,7 +100,8 @@ def case_for(label, dtype, batch, length):
             "batch": batch, "length": length}
 
 
-def inference_labels(backends, torch_compile, fused_baseline=False):
+def inference_labels(backends, torch_compile, fused_baseline=False,
+                     calls_baseline=False):
     labels = [REFERENCE]
     for backend in backends:
         labels.append(f"keras_bert/{backend}")
@@ -102,6 +109,8 @@ def inference_labels(backends, torch_compile, fused_baseline=False):
             labels.append("keras_bert/torch+compile")
         if fused_baseline:
             labels.append(f"keras_bert/{backend}+fused")
+        if calls_baseline and backend == "torch":
+            labels.append("keras_bert/torch+calls")
         labels.append(f"keras_hub/{backend}")
         if backend == "tensorflow":
             labels.append("keras_hub/tensorflow+xla")
@@ -155,12 +164,14 @@ def summarize(results, config):
                         entry, entries[hub])
                     row["cpu_speedup_vs_keras_hub"] = common.paired_speedup(
                         entry, entries[hub], key="cpu_rounds")
-                fused = label + "+fused"
-                if fused in entries:
-                    for key, name in (("rounds", "speedup_vs_fused"),
-                                      ("cpu_rounds", "cpu_speedup_vs_fused")):
-                        row[name] = common.paired_speedup(
-                            entry, entries[fused], key=key)
+                for baseline in BASELINES:
+                    if f"{label}+{baseline}" in entries:
+                        other = entries[f"{label}+{baseline}"]
+                        row[f"speedup_vs_{baseline}"] = common.paired_speedup(
+                            entry, other)
+                        row[f"cpu_speedup_vs_{baseline}"] = (
+                            common.paired_speedup(entry, other,
+                                                  key="cpu_rounds"))
             rows[label] = row
         summary[group] = {"ceiling_gflops": ceiling and ceiling / 1e9,
                           "forward_gflop": forward_flops / 1e9, "rows": rows}
@@ -195,7 +206,9 @@ def format_table(summary):
         ("speedup_vs_keras_hub", "x keras-hub", ".2f"),
         ("cpu_speedup_vs_keras_hub", "x keras-hub (cpu)", ".2f"),
         ("speedup_vs_fused", "x fused", ".2f"),
-        ("cpu_speedup_vs_fused", "x fused (cpu)", ".2f")])
+        ("cpu_speedup_vs_fused", "x fused (cpu)", ".2f"),
+        ("speedup_vs_calls", "x Keras calls", ".2f"),
+        ("cpu_speedup_vs_calls", "x Keras calls (cpu)", ".2f")])
 
 
 def thread_env(threads):
@@ -236,6 +249,9 @@ def main():
                         help="also time keras_bert forced onto "
                         "the earlier releases' kernels (ops.dot_product_"
                         "attention; on torch also Keras' Dense products)")
+    parser.add_argument("--calls-baseline", action="store_true",
+                        help="also time keras_bert on torch with every "
+                        "sub-layer called through Keras' Layer.__call__")
     parser.add_argument("--threads", type=int,
                         help="threads per worker (default: the libraries' "
                         "own, all cores)")
@@ -253,7 +269,8 @@ def main():
     for dtype in args.dtypes.split(","):
         for batch, length in parse_shapes(args.shapes):
             labels = inference_labels(backends, args.torch_compile,
-                                      args.fused_baseline)
+                                      args.fused_baseline,
+                                      args.calls_baseline)
             labels += gemm_labels(backends, dtype)
             groups[f"{dtype}@{batch}x{length}"] = [
                 (label, worker_for(label), case_for(label, dtype, batch, length))

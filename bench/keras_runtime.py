@@ -79,12 +79,14 @@ class KerasRuntime:
         model = self.model(library, case["dtype"], jit, variant == "fused")
         inputs = common.synthetic_inputs(case["batch"], case["length"],
                                   model.vocabulary_size)
-        if variant == "fused" and backend == "torch":
-            def earlier_kernels():
-                with keras_ops_in_fused_ops():
+        baseline = {"fused": keras_ops_in_fused_ops,
+                    "calls": keras_calls_for_sublayers}.get(variant)
+        if baseline is not None and backend == "torch":
+            def earlier_release():
+                with baseline():
                     return model.predict_on_batch(inputs)
 
-            return earlier_kernels
+            return earlier_release
         return lambda: model.predict_on_batch(inputs)
 
 
@@ -108,3 +110,12 @@ def keras_ops_in_fused_ops():
     with mock.patch.object(fused_ops, "_torch_dense", dense), \
             mock.patch.object(fused_ops, "_torch_attention", attention):
         yield
+
+
+def keras_calls_for_sublayers():
+    """keras_bert on PyTorch before `call_sublayer`, for a before/after in
+    one process: every sub-layer called through Keras' `Layer.__call__`."""
+    from keras_bert.layers import call_sublayer
+
+    return mock.patch.object(call_sublayer, "_call_adds_nothing",
+                             lambda layer, inputs, kwargs: False)

@@ -44,9 +44,11 @@ LIBRARIES = {"jax": ("keras_bert", "keras_hub"),
 # is keras-hub's einsum: its projections and its attention products.
 TORCH_GROUPS = (
     ("scaled_dot_product", "SDPA attention"),
-    ("addmm", "GEMMs (mm / addmm / bmm)"),
-    ("aten::mm", "GEMMs (mm / addmm / bmm)"),
-    ("aten::bmm", "GEMMs (mm / addmm / bmm)"),
+    ("addmm", "GEMMs (mm / addmm / bmm / oneDNN linear)"),
+    ("aten::mm", "GEMMs (mm / addmm / bmm / oneDNN linear)"),
+    ("aten::bmm", "GEMMs (mm / addmm / bmm / oneDNN linear)"),
+    # keras_bert's float32 products without gradients (fused_ops).
+    ("_linear_pointwise", "GEMMs (mm / addmm / bmm / oneDNN linear)"),
     ("softmax", "softmax"),
     ("gelu", "GELU"),
     ("aten::add", "elementwise add"),
