@@ -1,10 +1,10 @@
-"""Two products keras_bert's layers run in fewer, faster kernels on PyTorch.
+"""What keras_bert's layers run in fewer, faster kernels on PyTorch.
 
 Under JAX and TensorFlow, XLA fuses a GEMM's bias add into the GEMM and
 reads attention's inputs in whatever layout they come; these functions are
 then exactly the `keras.ops` calls a Keras layer makes. PyTorch runs
-eagerly by default, and two of Keras' calls there cost passes over memory
-that `torch.nn.Linear`-based models (transformers) do not pay:
+eagerly by default, and three of Keras' calls there cost passes over
+memory that `torch.nn.Linear`-based models (transformers) do not pay:
 
 * `Dense` is `ops.matmul` and then `ops.add` of the bias: a second pass
   over every output. `torch.nn.functional.linear` is one `addmm`, the bias
@@ -18,9 +18,12 @@ that `torch.nn.Linear`-based models (transformers) do not pay:
   are, so the copies are pure cost. Calling SDPA directly also skips
   Keras' CUDA probe for its flash kernel (SDPA picks its own kernel),
   a C++ object that ends a `torch.compile` graph.
+* Keras' `ops.layer_normalization` casts bfloat16 and float16 inputs to
+  float32 and the result back; PyTorch's `layer_norm` accumulates in
+  float32 itself.
 
 Measured in docs/performance.md ("PyTorch's float32 GEMMs and
-`keras_bert.fused_ops`").
+`keras_bert.fused_ops`", "Sub-layers called without Keras' `__call__`").
 """
 
 import functools
@@ -83,6 +86,48 @@ def dot_product_attention(query, key, value, mask, scale):
         return _torch_attention(query, key, value, mask, scale)
     return ops.dot_product_attention(query, key, value, mask=mask,
                                      scale=scale)
+
+
+def layer_norm(inputs, gamma, beta, epsilon):
+    """LayerNorm over the last axis, as `keras.ops.layer_normalization(
+    inputs, gamma, beta, axis=-1, epsilon=epsilon)`; on PyTorch one
+    `layer_norm` kernel on the inputs' own dtype.
+
+    Keras computes half-precision inputs in float32: it casts them (and the
+    scale and offset) up, normalizes, and casts back, two copies a call.
+    PyTorch's kernel takes bfloat16 or float16 inputs, with parameters of
+    the same dtype or float32, and accumulates in float32 itself; the
+    results differ from Keras' by at most one unit in the last place of
+    the half-precision output (float32: the same kernel, the same result).
+
+    Args:
+        inputs: tensor `(..., features)`.
+        gamma, beta: tensors or variables `(features,)`.
+        epsilon: float. Added to the variance.
+
+    Returns:
+        A tensor of the inputs' dtype (Keras': the inputs' dtype too).
+    """
+    if keras.config.backend() == "torch":
+        return _torch_layer_norm(inputs, gamma, beta, epsilon)
+    return ops.layer_normalization(inputs, gamma, beta, axis=-1,
+                                   epsilon=epsilon)
+
+
+def _torch_layer_norm(inputs, gamma, beta, epsilon):
+    # Only reached under the torch backend, whose tensors these are.
+    import torch
+
+    inputs = ops.convert_to_tensor(inputs)
+    gamma, beta = ops.convert_to_tensor(gamma), ops.convert_to_tensor(beta)
+    # The parameter dtypes PyTorch's kernel takes for these inputs; anything
+    # else (float32 inputs with half parameters) takes Keras' path.
+    if not (gamma.dtype == beta.dtype
+            and gamma.dtype in (inputs.dtype, torch.float32)):
+        return ops.layer_normalization(inputs, gamma, beta, axis=-1,
+                                       epsilon=epsilon)
+    return torch.nn.functional.layer_norm(inputs, (inputs.shape[-1],),
+                                          gamma, beta, epsilon)
 
 
 def _torch_dense(inputs, kernel, bias):

@@ -23,6 +23,7 @@ import sys
 REGISTERED_CLASSES = {
     "BertEmbeddings": "keras_bert.layers.bert_embeddings",
     "FusedDense": "keras_bert.layers.fused_dense",
+    "FusedLayerNormalization": "keras_bert.layers.fused_layer_normalization",
     "FusedQueryKeyValue": "keras_bert.layers.fused_query_key_value",
     "SentencePooling": "keras_bert.layers.sentence_pooling",
     "MaskedLMHead": "keras_bert.layers.masked_lm_head",

@@ -3,6 +3,7 @@ from keras import ops
 
 from keras_bert.layers.call_sublayer import call_sublayer
 from keras_bert.layers.dropout import dropout
+from keras_bert.layers.fused_layer_normalization import FusedLayerNormalization
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -70,7 +71,7 @@ class BertEmbeddings(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="segment_embedding",
         )
-        self.layer_norm = keras.layers.LayerNormalization(
+        self.layer_norm = FusedLayerNormalization(
             epsilon=layer_norm_epsilon,
             dtype=self.dtype_policy,
             name="layer_norm",

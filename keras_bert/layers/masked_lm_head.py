@@ -5,6 +5,7 @@ from keras_bert import fused_ops
 from keras_bert.layers.activations import get_activation
 from keras_bert.layers.call_sublayer import call_sublayer
 from keras_bert.layers.fused_dense import FusedDense
+from keras_bert.layers.fused_layer_normalization import FusedLayerNormalization
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -62,7 +63,7 @@ class MaskedLMHead(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="transform_dense",
         )
-        self.transform_layer_norm = keras.layers.LayerNormalization(
+        self.transform_layer_norm = FusedLayerNormalization(
             epsilon=layer_norm_epsilon,
             dtype=self.dtype_policy,
             name="transform_layer_norm",

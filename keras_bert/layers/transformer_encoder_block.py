@@ -4,6 +4,7 @@ from keras_bert.layers.activations import get_activation
 from keras_bert.layers.call_sublayer import call_sublayer
 from keras_bert.layers.dropout import dropout
 from keras_bert.layers.fused_dense import FusedDense
+from keras_bert.layers.fused_layer_normalization import FusedLayerNormalization
 from keras_bert.layers.multi_head_self_attention import MultiHeadSelfAttention
 
 
@@ -76,7 +77,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
             dtype=policy,
             name="attention",
         )
-        self.attention_layer_norm = keras.layers.LayerNormalization(
+        self.attention_layer_norm = FusedLayerNormalization(
             epsilon=layer_norm_epsilon, dtype=policy,
             name="attention_layer_norm",
         )
@@ -93,7 +94,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
             dtype=policy,
             name="output_dense",
         )
-        self.output_layer_norm = keras.layers.LayerNormalization(
+        self.output_layer_norm = FusedLayerNormalization(
             epsilon=layer_norm_epsilon, dtype=policy, name="output_layer_norm",
         )
         self.dropout_layer = keras.layers.Dropout(
