@@ -10,21 +10,22 @@ def call_sublayer(layer, inputs, **kwargs):
 
     On PyTorch nothing compiles an eager forward, so each `Layer.__call__`
     pays its Python every time (input conversion, argument binding, the
-    training flag, dtype and name scopes, quantization dispatch): about
-    0.09 ms, 43 times a forward of a 6-layer encoder's sub-layers. Inside
-    a parent's `call` that work is already done for a built sub-layer whose
-    floating inputs have its compute dtype and whose training flag the
-    parent passes on: this calls `layer.call` directly then, and
-    `layer(inputs, **kwargs)` whenever `__call__` would do something: cast
-    an input, change the autocast scope (a mixed-precision
-    sub-layer, or one with `autocast=False` such as `LayerNormalization`
-    under a mixed policy), dispatch a quantized call, rematerialize, record
-    an activity regularizer, or build. The result is the same tensor
-    (tests/layers/test_call_sublayer.py compares them bit for bit).
-    all-MiniLM-L6-v2's eager forward of one 128-token sentence took 1.12x
-    (float32) to 1.18x (bfloat16) less time (docs/performance.md, "Keras'
-    per-call cost on PyTorch"). Under JAX and TensorFlow the call is traced
-    once per compiled program, so it always goes through `__call__` there.
+    training flag, dtype and name scopes, checks): about 0.09 ms, 43 times
+    a forward of a 6-layer encoder's sub-layers. Inside a parent's `call`
+    that work is already done for a built sub-layer whose floating inputs
+    have its compute dtype and whose training flag the parent passes on:
+    this calls what `__call__` would end in directly then (`layer.call`,
+    or `layer.quantized_call` for a quantized layer), and
+    `layer(inputs, **kwargs)` whenever `__call__` would do something more:
+    cast an input, change the autocast scope (a mixed-precision sub-layer,
+    or one with `autocast=False` such as `LayerNormalization` under a mixed
+    policy), rematerialize, record an activity regularizer, or build. The
+    result is the same tensor (tests/layers/test_call_sublayer.py compares
+    them bit for bit). all-MiniLM-L6-v2's eager forward of one sentence
+    ran 1.28x faster at 8 tokens and 1.14x at 128 (docs/performance.md,
+    "Sub-layers called without Keras' `__call__`"). Under JAX and
+    TensorFlow the call is traced once per compiled program, so it always
+    goes through `__call__` there.
 
     Args:
         layer: a built `keras.layers.Layer`.
@@ -43,14 +44,16 @@ def call_sublayer(layer, inputs, **kwargs):
     (2, 4)
     """
     if _call_adds_nothing(layer, inputs, kwargs):
-        return layer.call(inputs, **kwargs)
+        # What `Operation.__call__` dispatches to, past Keras' checks.
+        call = (layer.call if layer.quantization_mode is None
+                else layer.quantized_call)
+        return call(inputs, **kwargs)
     return layer(inputs, **kwargs)
 
 
 def _call_adds_nothing(layer, inputs, kwargs):
     if (keras.config.backend() != "torch"
             or not layer.built
-            or layer.quantization_mode is not None
             or getattr(layer, "_remat_mode", None) is not None
             or layer.activity_regularizer is not None
             or not keras.ops.is_tensor(inputs)

@@ -91,8 +91,11 @@ class CallSublayerTest(TestCase):
         self.assertEqual(sum(layer in blocks for layer in called), 2)
 
     def test_same_outputs_bit_for_bit_in_each_precision(self):
-        for dtype in ("float32", "bfloat16", "mixed_bfloat16"):
-            model = BertBackbone(**TINY, dtype=dtype)
+        for dtype in ("float32", "bfloat16", "mixed_bfloat16", "int8"):
+            model = BertBackbone(
+                **TINY, dtype="float32" if dtype == "int8" else dtype)
+            if dtype == "int8":
+                model.quantize("int8")
             direct = to_numpy(model(_inputs())["sequence_output"])
             with _always_dunder():
                 keras_call = to_numpy(model(_inputs())["sequence_output"])
@@ -128,15 +131,26 @@ class CallSublayerTest(TestCase):
         self.assertAllClose(call_sublayer(dense, x), dense(x))
 
     @skip_unless_backend("torch")
+    def test_takes_quantized_call_directly_for_a_quantized_layer(self):
+        dense = _built_dense()
+        dense.quantize("int8")
+        x = keras.ops.convert_to_tensor(
+            np.random.default_rng(5).normal(size=(2, 3)).astype("float32"))
+        with mock.patch.object(dense, "quantized_call",
+                               wraps=dense.quantized_call) as call:
+            self.assertEqual(_dunder_calls(lambda: call_sublayer(dense, x)),
+                             [])
+        call.assert_called_once()
+        np.testing.assert_array_equal(to_numpy(call_sublayer(dense, x)),
+                                      to_numpy(dense(x)))
+
+    @skip_unless_backend("torch")
     def test_goes_through_dunder_call_where_it_does_something(self):
         x = keras.ops.ones((2, 3))
         unbuilt = keras.layers.Dense(4)
-        quantized = _built_dense()
-        quantized.quantize("int8")
         mixed = _built_dense(dtype="mixed_bfloat16")
         cases = (
             ("not built", unbuilt, x, {}),
-            ("quantized", quantized, x, {}),
             ("input to cast", _built_dense(),
              keras.ops.cast(x, "bfloat16"), {}),
             ("float keyword to cast", _built_dense(), x,
