@@ -40,7 +40,7 @@ def call_sublayer(layer, inputs, **kwargs):
 
     >>> dense = keras.layers.Dense(4)
     >>> dense.build((2, 3))
-    >>> call_sublayer(dense, keras.ops.ones((2, 3))).shape
+    >>> tuple(call_sublayer(dense, keras.ops.ones((2, 3))).shape)
     (2, 4)
     """
     if _call_adds_nothing(layer, inputs, kwargs):
