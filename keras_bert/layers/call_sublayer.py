@@ -22,7 +22,7 @@ def call_sublayer(layer, inputs, **kwargs):
     policy), rematerialize, record an activity regularizer, or build. The
     result is the same tensor (tests/layers/test_call_sublayer.py compares
     them bit for bit). all-MiniLM-L6-v2's eager forward of one sentence
-    ran 1.28x faster at 8 tokens and 1.14x at 128 (docs/performance.md,
+    ran 1.27x faster at 8 tokens and 1.10x at 128 in float32 (docs/performance.md,
     "Sub-layers called without Keras' `__call__`"). Under JAX and
     TensorFlow the call is traced once per compiled program, so it always
     goes through `__call__` there.
