@@ -21,11 +21,11 @@ def call_sublayer(layer, inputs, **kwargs):
     or one with `autocast=False` such as `LayerNormalization` under a mixed
     policy), rematerialize, record an activity regularizer, or build. The
     result is the same tensor (tests/layers/test_call_sublayer.py compares
-    them bit for bit). all-MiniLM-L6-v2's eager forward of one sentence
-    ran 1.27x faster at 8 tokens and 1.10x at 128 in float32 (docs/performance.md,
-    "Sub-layers called without Keras' `__call__`"). Under JAX and
-    TensorFlow the call is traced once per compiled program, so it always
-    goes through `__call__` there.
+    them bit for bit). all-MiniLM-L6-v2's float32 eager forward of one
+    sentence ran 1.27x faster at 8 tokens and 1.10x at 128
+    (docs/performance.md, "Sub-layers called without Keras' `__call__`").
+    Under JAX and TensorFlow the call is traced once per compiled program,
+    so it always goes through `__call__` there.
 
     Args:
         layer: a built `keras.layers.Layer`.

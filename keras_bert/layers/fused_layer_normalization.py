@@ -13,9 +13,8 @@ class FusedLayerNormalization(keras.layers.LayerNormalization):
     bfloat16 or float16 on PyTorch it normalizes the inputs in their own
     dtype with PyTorch's `layer_norm`, which accumulates in float32 itself,
     where Keras casts them to float32 and the result back (two copies a
-    call; all-MiniLM-L6-v2's bfloat16 forward ran 1.06x faster at 8 x 128
-    and 1.10x for one 8-token sentence); outputs agree to one unit in the
-    last place. Under JAX and TensorFlow it is Keras' layer exactly. Other
+    call; all-MiniLM-L6-v2's bfloat16 forward ran 1.03-1.07x faster);
+    outputs agree to one unit in the last place. Under JAX and TensorFlow it is Keras' layer exactly. Other
     axes and RMS scaling take Keras' call.
 
     Args:
