@@ -14,8 +14,9 @@ class FusedLayerNormalization(keras.layers.LayerNormalization):
     dtype with PyTorch's `layer_norm`, which accumulates in float32 itself,
     where Keras casts them to float32 and the result back (two copies a
     call; all-MiniLM-L6-v2's bfloat16 forward ran 1.03-1.07x faster);
-    outputs agree to one unit in the last place. Under JAX and TensorFlow it is Keras' layer exactly. Other
-    axes and RMS scaling take Keras' call.
+    outputs agree to one unit in the last place. Under JAX and TensorFlow
+    it is Keras' layer exactly. Other axes and RMS scaling take Keras'
+    call.
 
     Args:
         epsilon: float. Added to the variance.
