@@ -15,19 +15,9 @@ from keras_bert.layers.call_sublayer import call_sublayer
 from tests.test_case import TestCase
 from tests.test_case import backend
 from tests.test_case import skip_unless_backend
+from tests.models.tiny_models import TINY
+from tests.models.tiny_models import packed_inputs
 from tests.test_case import to_numpy
-
-TINY = dict(vocabulary_size=60, num_layers=2, num_heads=2, hidden_dim=16,
-            intermediate_dim=32, max_sequence_length=16, dropout=0.0)
-
-
-def _inputs(batch=2, length=8):
-    rng = np.random.default_rng(0)
-    mask = np.ones((batch, length), "int32")
-    mask[1, 5:] = 0
-    return {"token_ids": rng.integers(1, 60, (batch, length)).astype("int32"),
-            "segment_ids": np.zeros((batch, length), "int32"),
-            "padding_mask": mask}
 
 
 def _dunder_calls(fn):
@@ -80,7 +70,7 @@ class CallSublayerTest(TestCase):
             block.attention.output_dense, block.attention_layer_norm,
             block.intermediate_dense, block.output_dense,
             block.output_layer_norm)}
-        called = _dunder_calls(lambda: model(_inputs()))
+        called = _dunder_calls(lambda: model(packed_inputs()))
         through_dunder = [layer for layer in called
                           if id(layer) in sublayers]
         if backend() == "torch":
@@ -96,9 +86,10 @@ class CallSublayerTest(TestCase):
                 **TINY, dtype="float32" if dtype == "int8" else dtype)
             if dtype == "int8":
                 model.quantize("int8")
-            direct = to_numpy(model(_inputs())["sequence_output"])
+            inputs = packed_inputs()
+            direct = to_numpy(model(inputs)["sequence_output"])
             with _always_dunder():
-                keras_call = to_numpy(model(_inputs())["sequence_output"])
+                keras_call = to_numpy(model(inputs)["sequence_output"])
             np.testing.assert_array_equal(direct, keras_call, err_msg=dtype)
 
     def test_same_training_step(self):
@@ -114,7 +105,7 @@ class CallSublayerTest(TestCase):
                        else contextlib.nullcontext())
             with context:
                 losses.append(head.train_on_batch(
-                    _inputs(), np.ones((2, 1), "float32")))
+                    packed_inputs(), np.ones((3, 1), "float32")))
             weights.append(head.get_weights())
         self.assertEqual(losses[0], losses[1])
         for direct, keras_call in zip(*weights):
