@@ -205,7 +205,8 @@ def run(args):
     print()
     print(format_results(results))
     print()
-    print(format_fill_mask(results["fill_mask_examples"]))
+    print(format_fill_mask(results["fill_mask_examples"],
+                           results.get("fill_mask_summary")))
     print()
     out = job.output_dir
     print(f"model preset: {out}/model  (BertPretrainer.from_preset, or "
@@ -249,7 +250,7 @@ def _mask_split(mask_token_rate):
     return f"{mask_token_rate:.0%}/{other:.0%}/{other:.0%}".replace("%", "")
 
 
-def format_fill_mask(examples):
+def format_fill_mask(examples, summary=None):
     lines = ["Fill-mask on held-out sentences (+: the answer is in the top "
              "five):"]
     if not examples:
@@ -278,6 +279,14 @@ def format_fill_mask(examples):
                     if example["model_rank"] < example["frequency_rank"])
         lines.append(f"  {above} of {len(ranked)} answers ranked higher by "
                      "the model than by word frequency alone")
+    if summary and summary["examples"] > len(examples):
+        # Five sentences are a small sample; this is the rate behind them.
+        lines.append(
+            f"  over {summary['examples']} held-out sentences masked the same"
+            f" way: the answer is in the model's top five\n   in "
+            f"{summary['model_top5']:.0%} (among the five most frequent "
+            f"tokens: {summary['frequency_top5']:.0%}), ranked higher than by"
+            f" word frequency in {summary['above_frequency']:.0%}")
     if examples and not hits:
         # A newcomer's first run: say that this is what minutes buy.
         lines.append(

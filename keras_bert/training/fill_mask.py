@@ -42,37 +42,76 @@ def mask_probabilities(model, tokenizer, text):
     """`fill_mask`'s whole distribution: one row of probabilities over
     the vocabulary per `[MASK]` in `text`, in order (float64 NumPy,
     `(masks, vocabulary_size)`)."""
+    return batch_mask_probabilities(model, tokenizer, [text])[0]
+
+
+def batch_mask_probabilities(model, tokenizer, texts, batch_size=64):
+    """`mask_probabilities` of many texts: one tokenizer call for all of
+    them and one model call per `batch_size` texts, each batch padded to
+    its longest text (the padding mask keeps the padding out of the
+    attention, so a text's rows do not depend on its batch).
+
+    Returns:
+        A list with one float64 array `(masks, vocabulary_size)` per text.
+    """
+    if not texts:
+        return []
     mask = tokenizer.mask_token
-    pieces = text.split(mask)
-    if len(pieces) < 2:
-        raise ValueError(
-            f"The text has no {mask} token to fill: {text!r}. Put {mask} "
-            "where a word should be predicted."
-        )
-    tokenized = tokenizer.tokenize(pieces).to_list()
-    token_ids = [tokenizer.cls_token_id]
-    for index, piece in enumerate(tokenized):
-        if index:
-            token_ids.append(tokenizer.mask_token_id)
-        token_ids.extend(piece)
-    token_ids.append(tokenizer.sep_token_id)
+    split = [text.split(mask) for text in texts]
+    for text, pieces in zip(texts, split):
+        if len(pieces) < 2:
+            raise ValueError(
+                f"The text has no {mask} token to fill: {text!r}. Put "
+                f"{mask} where a word should be predicted."
+            )
+    tokenized = tokenizer.tokenize(
+        [piece for pieces in split for piece in pieces]).to_list()
     limit = model.backbone.max_sequence_length
-    if len(token_ids) > limit:
-        raise ValueError(
-            f"The text is {len(token_ids)} tokens long with [CLS] and [SEP]; "
-            f"the model takes at most {limit}. Shorten it."
-        )
-    positions = [i for i, t in enumerate(token_ids)
-                 if t == tokenizer.mask_token_id]
-    length = len(token_ids)
+    sequences, start = [], 0
+    for pieces in split:
+        token_ids = [tokenizer.cls_token_id]
+        for index, piece in enumerate(tokenized[start:start + len(pieces)]):
+            if index:
+                token_ids.append(tokenizer.mask_token_id)
+            token_ids.extend(piece)
+        token_ids.append(tokenizer.sep_token_id)
+        start += len(pieces)
+        if len(token_ids) > limit:
+            raise ValueError(
+                f"The text is {len(token_ids)} tokens long with [CLS] and "
+                f"[SEP]; the model takes at most {limit}. Shorten it."
+            )
+        sequences.append(token_ids)
+    rows = []
+    for first in range(0, len(sequences), batch_size):
+        rows.extend(_predict_masks(model, tokenizer,
+                                   sequences[first:first + batch_size]))
+    return rows
+
+
+def _predict_masks(model, tokenizer, sequences):
+    length = max(map(len, sequences))
+    positions = [[i for i, t in enumerate(ids)
+                  if t == tokenizer.mask_token_id] for ids in sequences]
+    masks = max(map(len, positions))
+    token_ids = np.full((len(sequences), length), tokenizer.pad_token_id,
+                        "int32")
+    padding_mask = np.zeros((len(sequences), length), "int32")
+    # A shorter row's extra mask slots read [CLS] and are dropped below.
+    mask_positions = np.zeros((len(sequences), masks), "int32")
+    for row, (ids, places) in enumerate(zip(sequences, positions)):
+        token_ids[row, :len(ids)] = ids
+        padding_mask[row, :len(ids)] = 1
+        mask_positions[row, :len(places)] = places
     inputs = {
-        "token_ids": np.array([token_ids], "int32"),
-        "segment_ids": np.zeros((1, length), "int32"),
-        "padding_mask": np.ones((1, length), "int32"),
-        "mask_positions": np.array([positions], "int32"),
+        "token_ids": token_ids,
+        "segment_ids": np.zeros_like(token_ids),
+        "padding_mask": padding_mask,
+        "mask_positions": mask_positions,
     }
     logits = ops.convert_to_numpy(model(inputs, training=False)["mlm_logits"])
-    logits = logits[0].astype("float64")
+    logits = logits.astype("float64")
     probabilities = np.exp(logits - logits.max(-1, keepdims=True))
     probabilities /= probabilities.sum(-1, keepdims=True)
-    return probabilities
+    return [probabilities[row, :len(places)]
+            for row, places in enumerate(positions)]

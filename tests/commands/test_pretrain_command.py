@@ -288,6 +288,18 @@ class FillMaskReportTest(TestCase):
         self.assertIn("+ answer: length (#2)", report)
         self.assertNotIn("quality-per-minute", report)
 
+    def test_the_rate_over_many_sentences_is_printed_with_its_baseline(self):
+        summary = {"examples": 300, "model_top5": 0.367,
+                   "frequency_top5": 0.113, "above_frequency": 0.77}
+        report = format_fill_mask([self.example(None)] * 5, summary)
+        self.assertIn("over 300 held-out sentences masked the same way: the "
+                      "answer is in the model's top five\n   in 37% (among "
+                      "the five most frequent tokens: 11%), ranked higher "
+                      "than by word frequency in 77%", report)
+        # Not when the five printed are all there is.
+        self.assertNotIn("held-out sentences masked", format_fill_mask(
+            [self.example(None)] * 5, {**summary, "examples": 5}))
+
     def test_ranks_below_the_top_five_are_compared_with_frequency(self):
         ranked = [{**self.example(None), "model_rank": model,
                    "frequency_rank": frequency}

@@ -6,7 +6,7 @@ import random
 import numpy as np
 from keras import ops
 
-from keras_bert.training.fill_mask import mask_probabilities
+from keras_bert.training.fill_mask import batch_mask_probabilities
 from keras_bert.training.fill_mask import top_tokens
 
 
@@ -149,7 +149,7 @@ def fill_mask_examples(model, tokenizer, documents, count=5, seed=0,
                   for sentence in document
                   if 8 <= len(sentence.split()) <= 25]
     random.Random(seed).shuffle(candidates)
-    examples = []
+    texts, answers = [], []
     for words in candidates:
         choices = [i for i, w in enumerate(words[1:], 1) if w.isalpha()
                    and len(w) > 2 and (w.lower() if lowercase else w)
@@ -157,24 +157,52 @@ def fill_mask_examples(model, tokenizer, documents, count=5, seed=0,
         if not choices:
             continue
         index = choices[len(choices) // 2]
-        answer = words[index]
-        text = " ".join(words[:index] + [tokenizer.mask_token]
-                        + words[index + 1:])
-        row = mask_probabilities(model, tokenizer, text)[0]
+        answers.append(words[index])
+        texts.append(" ".join(words[:index] + [tokenizer.mask_token]
+                              + words[index + 1:]))
+        if len(texts) == count:
+            break
+    examples = []
+    rows = batch_mask_probabilities(model, tokenizer, texts)
+    for text, answer, row in zip(texts, answers, rows):
         answer_id = tokenizer.token_to_id(answer.lower() if lowercase
                                           else answer)
-        model_rank = _rank(row, answer_id)
+        model_rank = _rank(row[0], answer_id)
         example = {"text": text, "answer": answer,
-                   "predictions": top_tokens(row, tokenizer, 5),
+                   "predictions": top_tokens(row[0], tokenizer, 5),
                    "correct": model_rank == 1,
                    "rank": model_rank if model_rank <= 5 else None,
                    "model_rank": model_rank}
         if counts is not None:
             example["frequency_rank"] = _rank(counts, answer_id)
         examples.append(example)
-        if len(examples) == count:
-            break
     return examples
+
+
+def fill_mask_summary(examples):
+    """What `fill_mask_examples` says over many sentences, next to word
+    frequency alone (the examples need `frequency_rank`).
+
+    Returns:
+        dict: `examples`; `model_top5` and `frequency_top5`, the share of
+        answers in the model's top five and among the five most frequent
+        training tokens; `above_frequency`, the share the model ranks
+        higher than frequency does; `median_model_rank` and
+        `median_frequency_rank`.
+
+    Example:
+    >>> fill_mask_summary([{"model_rank": 2, "frequency_rank": 40},
+    ...                    {"model_rank": 90, "frequency_rank": 7}])["model_top5"]
+    0.5
+    """
+    model = np.array([example["model_rank"] for example in examples])
+    frequency = np.array([example["frequency_rank"] for example in examples])
+    return {"examples": len(examples),
+            "model_top5": float(np.mean(model <= 5)),
+            "frequency_top5": float(np.mean(frequency <= 5)),
+            "above_frequency": float(np.mean(model < frequency)),
+            "median_model_rank": float(np.median(model)),
+            "median_frequency_rank": float(np.median(frequency))}
 
 
 def _rank(scores, index):

@@ -17,12 +17,13 @@ from keras_bert.training.pretraining.pretraining_data import pair_dataset
 from keras_bert.training.pretraining.pretraining_data import tokenize_documents
 from keras_bert.training.pretraining.pretraining_evaluation import evaluate_pretraining
 from keras_bert.training.pretraining.pretraining_evaluation import fill_mask_examples
+from keras_bert.training.pretraining.pretraining_evaluation import fill_mask_summary
 from keras_bert.training.pretraining.pretraining_evaluation import unigram_counts
 
 
 def heldout_evaluation(model, corpus, tokenizer, sequence_length, batch_size,
                        next_sentence_prediction, seed, max_batches=100,
-                       passes=3):
+                       passes=3, fill_mask_sentences=300):
     """Held-out masked-token and NSP accuracy next to their baselines.
 
     The held-out text is read `passes` times, each pass with its own
@@ -30,8 +31,11 @@ def heldout_evaluation(model, corpus, tokenizer, sequence_length, batch_size,
     scored on the same ones): a small held-out split then still gives
     thousands of masked tokens and hundreds of sentence pairs.
 
-    Returns `evaluate_pretraining`'s dict, plus `most_frequent_token` and
-    `fill_mask_examples` (a few held-out sentences with one word masked).
+    Returns `evaluate_pretraining`'s dict, plus `most_frequent_token`,
+    `fill_mask_examples` (five held-out sentences with one word masked, to
+    print) and `fill_mask_summary` (`fill_mask_summary` over the first
+    `fill_mask_sentences` such sentences, the printed five among them:
+    five alone are a small sample).
     """
     pairs = pair_dataset(corpus, tokenizer, sequence_length, "heldout",
                          next_sentence_prediction, seed=seed + 1,
@@ -55,9 +59,12 @@ def heldout_evaluation(model, corpus, tokenizer, sequence_length, batch_size,
     results = evaluate_pretraining(model, heldout, counts, max_batches)
     results["most_frequent_token"] = tokenizer.id_to_token(
         int(counts.argmax()))
-    results["fill_mask_examples"] = fill_mask_examples(
-        model, tokenizer, corpus.documents("heldout"), seed=seed,
-        counts=counts)
+    examples = fill_mask_examples(
+        model, tokenizer, corpus.documents("heldout"),
+        count=fill_mask_sentences, seed=seed, counts=counts)
+    results["fill_mask_examples"] = examples[:5]
+    if examples:
+        results["fill_mask_summary"] = fill_mask_summary(examples)
     return results
 
 
