@@ -61,6 +61,14 @@ def _at_minutes(label, extra):
 FOUR_LAYERS_X_128 = ('{"num_layers": 4, "num_heads": 2, "hidden_dim": 128, '
                      '"intermediate_dim": 512}')
 
+BUDGET_TINY = "tiny, 2 heads of 64 (the budget recipe)"
+FOUR_HEADS = ('{"num_layers": 2, "num_heads": 4, "hidden_dim": 128, '
+              '"intermediate_dim": 512}')
+EIGHT_HEADS = ('{"num_layers": 2, "num_heads": 8, "hidden_dim": 128, '
+               '"intermediate_dim": 512}')
+TWO_LAYERS_X_256 = ('{"num_layers": 2, "num_heads": 4, "hidden_dim": 256, '
+                    '"intermediate_dim": 1024}')
+
 GROUPS = {
     "base": [("base", STEPS)],
     "lr": [(f"peak rate {lr}", STEPS + ["--learning-rate", lr])
@@ -100,8 +108,7 @@ GROUPS = {
     "minutes-shape": [_at_minutes(label, extra) for label, extra in (
         ("tiny: 2 layers x 128 (the budget recipe)", []),
         ("4 layers x 128", ["--config", FOUR_LAYERS_X_128]),
-        ("2 layers x 256", ["--config", '{"num_layers": 2, "num_heads": 4, '
-                            '"hidden_dim": 256, "intermediate_dim": 1024}']))],
+        ("2 layers x 256", ["--config", TWO_LAYERS_X_256]))],
     # Peak rate and the optimizer's beta_2 at equal minutes (masked LM only).
     "minutes-rate": [_at_minutes(f"peak rate {rate}, beta_2 {beta_2}",
                                  ["--learning-rate", rate, "--beta-2", beta_2])
@@ -145,6 +152,29 @@ GROUPS = {
                                        "--seed", seed])
                           for seed in ("0", "1")
                           for rate in ("1.5e-3", "3e-3")],
+    # Attention heads, batch size and width again on the recipe as it is
+    # now (peak rate 2e-3, init stddev 0.05), two seeds: which of them
+    # names more held-out words (the fill-mask rule over 300 sentences).
+    "minutes-heads-batch": [_at_minutes(f"{label}, seed {seed}",
+                                        extra + ["--seed", seed])
+                            for seed in ("0", "1")
+                            for label, extra in (
+                                (BUDGET_TINY, []),
+                                ("4 heads of 32", ["--config", FOUR_HEADS]),
+                                ("batch 16", ["--batch-size", "16"]),
+                                ("2 layers x 256, peak rate 1e-3",
+                                 ["--config", TWO_LAYERS_X_256,
+                                  "--learning-rate", "1e-3"]))],
+    # More seeds for the heads, and 8 heads of 16.
+    "minutes-heads": [_at_minutes(f"{label}, seed {seed}",
+                                  extra + ["--seed", seed])
+                      for label, extra, seed in (
+                          (BUDGET_TINY, [], "2"),
+                          ("4 heads of 32", ["--config", FOUR_HEADS], "2"),
+                          (BUDGET_TINY, [], "3"),
+                          ("4 heads of 32", ["--config", FOUR_HEADS], "3"),
+                          ("8 heads of 16", ["--config", EIGHT_HEADS], "0"),
+                          ("8 heads of 16", ["--config", EIGHT_HEADS], "1"))],
     # The vocabulary is learned inside the budget here.
     "minutes-vocab": [_at_minutes(f"vocabulary {v} (learned)",
                                   ["--nsp", "--vocab-size", v])
