@@ -48,11 +48,24 @@ def mask_probabilities(model, tokenizer, text):
 def batch_mask_probabilities(model, tokenizer, texts, batch_size=64):
     """`mask_probabilities` of many texts: one tokenizer call for all of
     them and one model call per `batch_size` texts, each batch padded to
-    its longest text (the padding mask keeps the padding out of the
-    attention, so a text's rows do not depend on its batch).
+    its longest text. The padding mask keeps the padding out of the
+    attention, so each text's rows equal `mask_probabilities` of it alone
+    up to float rounding (GEMMs of another shape).
+
+    Args:
+        model: a `BertPretrainer`.
+        tokenizer: the `BertTokenizer` of its vocabulary.
+        texts: list of str, each with one or more `[MASK]`.
+        batch_size: int. Texts per model call.
 
     Returns:
         A list with one float64 array `(masks, vocabulary_size)` per text.
+
+    Example:
+    >>> rows = batch_mask_probabilities(  # doctest: +SKIP
+    ...     model, tokenizer, ["the [MASK] sat.", "a [MASK] of [MASK]."])
+    >>> [row.shape[0] for row in rows]  # doctest: +SKIP
+    [1, 2]
     """
     if not texts:
         return []
