@@ -161,6 +161,18 @@ def _read_sharded(path, index_name, read_shard):
     return tensors
 
 
+def refuse_pickle(source, pickles):
+    """Raises the error for weights that are PyTorch pickles only."""
+    raise CheckpointError(
+        f"{source} has PyTorch pickle weights only ({', '.join(pickles)}). "
+        "Loading a pickle can run code from the file, so keras_bert "
+        "does not by default. Prefer model.safetensors (transformers: "
+        "`model.save_pretrained(dir, safe_serialization=True)`), or pass "
+        "allow_pickle=True if you trust the file; it is then read with "
+        "torch.load(weights_only=True)."
+    )
+
+
 def read_huggingface_weights(path, allow_pickle=False):
     """All tensors of a HF directory: safetensors first, pickle on request."""
     files = set(os.listdir(path))
@@ -173,14 +185,7 @@ def read_huggingface_weights(path, allow_pickle=False):
         files & {"pytorch_model.bin", "pytorch_model.bin.index.json"}
     )
     if pickles and not allow_pickle:
-        raise CheckpointError(
-            f"{path} has PyTorch pickle weights only ({', '.join(pickles)}). "
-            "Loading a pickle can run code from the file, so keras_bert "
-            "does not by default. Prefer model.safetensors (transformers: "
-            "`model.save_pretrained(dir, safe_serialization=True)`), or pass "
-            "allow_pickle=True if you trust the file; it is then read with "
-            "torch.load(weights_only=True)."
-        )
+        refuse_pickle(path, pickles)
     if "pytorch_model.bin" in files:
         return _read_pickle(os.path.join(path, "pytorch_model.bin"))
     if "pytorch_model.bin.index.json" in files:
