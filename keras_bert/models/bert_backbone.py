@@ -4,7 +4,10 @@ import warnings
 import keras
 from keras import ops
 
+from keras_bert.checkpoints.known_checkpoints import KNOWN_CHECKPOINTS
+from keras_bert.checkpoints.known_checkpoints import parameter_count
 from keras_bert.checkpoints.loading import load_backbone
+from keras_bert.checkpoints.preset_names import resolve_preset
 from keras_bert.checkpoints.saving import save_to_preset
 from keras_bert.configs import BACKBONE_CONFIGS
 from keras_bert.configs import get_backbone_config
@@ -300,20 +303,52 @@ class BertBackbone(AdaptersMixin, keras.Model):
 
     @classmethod
     def presets(cls):
-        """Names accepted by `from_preset` without a directory."""
-        return sorted(BACKBONE_CONFIGS)
+        """Names `from_preset` takes besides a directory, with what each is.
+
+        The named sizes (architecture only, random weights) and pretrained
+        BERTs on the Hugging Face Hub that are known to load (see
+        docs/checkpoints.md); any other BERT repository id, `hf://`
+        handle, keras-hub preset name or `kaggle://` handle loads too.
+
+        Returns:
+            dict: name -> {"class", "description", "params", ...}, sorted
+            by name.
+
+        Example:
+        >>> presets = BertBackbone.presets()
+        >>> presets["google-bert/bert-base-uncased"]["params"]
+        109482240
+        >>> presets["tiny"]["description"]
+        'Architecture only (random weights): 2 layers, hidden size 128'
+        """
+        sizes = {
+            name: {"class": "BertBackbone", **config,
+                   "description": (
+                       "Architecture only (random weights): "
+                       f"{config['num_layers']} layers, hidden size "
+                       f"{config['hidden_dim']}")}
+            for name, config in BACKBONE_CONFIGS.items()}
+        table = {**sizes, **KNOWN_CHECKPOINTS}
+        return {name: {**table[name], "params": parameter_count(**table[name])}
+                for name in sorted(table)}
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, **kwargs):
-        """Builds a backbone from a named size or a checkpoint directory.
+        """Builds a backbone from a pretrained model, a directory or a size.
 
         Args:
-            preset: str. A config name (see `BertBackbone.presets()`, e.g.
-                "bert_base_uncased_config", randomly initialized) or a local
-                directory: a Hugging Face BERT folder, an original Google
-                checkpoint folder, or a keras_bert preset folder.
-            load_weights: bool. For directories: load the weights (True) or
-                only the architecture.
+            preset: str. A Hugging Face id (`"google-bert/bert-base-uncased"`,
+                `"bert-base-uncased"`, `"hf://ORG/NAME@REVISION"`), a
+                keras-hub preset name (`"bert_base_en_uncased"`) or
+                `kaggle://` handle, a local directory (a Hugging Face BERT
+                folder, an original Google checkpoint folder, a keras_bert
+                or keras-hub preset folder), or a named size (`"tiny"`,
+                `"bert_base_uncased_config"`: random weights). See
+                `BertBackbone.presets()` and
+                `keras_bert.checkpoints.resolve_preset`: names are fetched
+                into the Hugging Face or kagglehub cache once.
+            load_weights: bool. Load the weights (True) or only the
+                architecture.
             **kwargs: constructor arguments that override the config, e.g.
                 `dtype="mixed_bfloat16"` or `dropout=0.0` (which also sets
                 the attention dropout, unless the checkpoint has its own
@@ -324,10 +359,12 @@ class BertBackbone(AdaptersMixin, keras.Model):
         >>> model.num_layers
         2
         """
-        if not os.path.isdir(preset):
-            # Not a directory: it must be a size name (clear error if not).
+        if preset in BACKBONE_CONFIGS and not os.path.isdir(preset):
             return cls(**{**get_backbone_config(preset), **kwargs})
-        return load_backbone(cls, preset, load_weights=load_weights, **kwargs)
+        path = resolve_preset(
+            preset, load_weights, kwargs.get("allow_pickle", False),
+            sizes_hint=", or a size name (see BertBackbone.presets())")
+        return load_backbone(cls, path, load_weights=load_weights, **kwargs)
 
     def save_to_preset(self, preset_dir):
         """Writes a keras_bert preset directory (config, weights, metadata).

@@ -4,6 +4,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_bert.checkpoints.preset_names import resolve_preset
 from keras_bert.checkpoints.sentence_transformers_config import (
     read_sentence_transformers_config,
 )
@@ -191,8 +192,9 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
     @classmethod
     def from_preset(cls, preset, load_weights=True, preprocessor="auto",
                     sequence_length=None, **kwargs):
-        """An embedder from a sentence-transformers, HF, Google, keras_bert
-        or keras-hub directory.
+        """An embedder from a sentence-transformers model (by name, e.g.
+        "sentence-transformers/all-MiniLM-L6-v2", or its directory), or a
+        HF, Google, keras_bert or keras-hub checkpoint.
 
         A sentence-transformers directory (`modules.json`) sets `pooling`,
         `normalize`, the sequence length (`sentence_bert_config.json`) and
@@ -201,6 +203,8 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
         mean pooling with normalization unless `pooling`/`normalize` are
         passed. Arguments as in `Task.from_preset`.
         """
+        preset = resolve_preset(preset, load_weights,
+                                kwargs.get("allow_pickle", False))
         config = read_sentence_transformers_config(preset)
         if config is None:
             return super().from_preset(preset, load_weights, preprocessor,

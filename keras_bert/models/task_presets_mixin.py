@@ -5,6 +5,7 @@ import importlib
 import warnings
 
 from keras_bert.checkpoints.loading import load_task
+from keras_bert.checkpoints.preset_names import resolve_preset
 from keras_bert.checkpoints.saving import save_to_preset
 from keras_bert.models.bert_backbone import BertBackbone
 
@@ -43,8 +44,9 @@ class TaskPresetsMixin:
         model takes token ids and a warning says so.
 
         Args:
-            preset: str. A checkpoint directory (see
-                `BertBackbone.from_preset`).
+            preset: str. A pretrained model's name (a Hugging Face id
+                or `hf://` handle, a keras-hub preset name) or a checkpoint
+                directory; see `BertBackbone.from_preset`.
             load_weights: bool. Load the weights, or build the
                 architecture only.
             preprocessor: "auto" (build one from the directory's
@@ -56,6 +58,8 @@ class TaskPresetsMixin:
             **kwargs: `BertBackbone` overrides (e.g. `dropout`, `dtype`)
                 and task arguments (e.g. `num_classes`).
         """
+        preset = resolve_preset(preset, load_weights,
+                                kwargs.get("allow_pickle", False))
         model = load_task(cls, preset, load_weights=load_weights, **kwargs)
         if preprocessor == "auto":
             preprocessor = model._preset_preprocessor(preset, sequence_length)

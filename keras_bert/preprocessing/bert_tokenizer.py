@@ -2,6 +2,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from keras_bert.checkpoints.preset_names import resolve_preset
 from keras_bert.preprocessing import bert_text_ops
 from keras_bert.preprocessing import vocabulary_io
 from keras_bert.preprocessing.preprocessing_layer import PreprocessingLayer
@@ -296,15 +297,19 @@ class BertTokenizer(PreprocessingLayer):
 
     @classmethod
     def from_preset(cls, directory, **kwargs):
-        """Loads a tokenizer from a preset directory.
+        """Loads a tokenizer from a pretrained model's name or directory.
 
-        Reads `vocab.txt` (or a WordPiece `tokenizer.json`) and
+        `directory` is a local directory or a name `BertBackbone.from_preset`
+        takes (a Hugging Face id or `hf://` handle, a keras-hub preset
+        name); a name fetches the tokenizer files only. Reads `vocab.txt`
+        (or a WordPiece `tokenizer.json`) and
         `tokenizer_config.json` when present. Without a config (an original
         Google checkpoint directory) the casing is inferred from the
         vocabulary: one with (almost) no uppercase tokens is uncased. See
         `keras_bert.preprocessing.vocabulary_io`. `kwargs` override what was
         read.
         """
+        directory = resolve_preset(directory, load_weights=False)
         config = vocabulary_io.read_tokenizer_preset(directory)
         config.update(kwargs)
         return cls(**config)
@@ -312,6 +317,26 @@ class BertTokenizer(PreprocessingLayer):
     def save_to_preset(self, directory):
         """Writes `vocab.txt` and a HF-compatible `tokenizer_config.json`."""
         vocabulary_io.write_tokenizer_preset(directory, self)
+
+    @classmethod
+    def from_config(cls, config):
+        """Rebuilds a tokenizer from `get_config()`, which lists its tokens.
+
+        A config comes from a file (a `.keras` archive, a preset's
+        `config.json`), so a `vocabulary` that is a path is refused: it
+        could name any file on the machine (a preset's `vocab.txt` is read
+        by the preset loader, inside the preset's directory). A path given
+        to the constructor from Python stays the caller's choice.
+        """
+        vocabulary = config.get("vocabulary")
+        if not isinstance(vocabulary, (list, tuple)):
+            raise ValueError(
+                f"{cls.__name__} config: `vocabulary` must list the tokens "
+                f"(as `get_config()` writes it); got {vocabulary!r:.80}. A "
+                "path in a saved model is refused: it could name any file "
+                "on this machine. Load a preset with `from_preset(dir)`, "
+                "which reads the vocab.txt inside it.")
+        return super().from_config(config)
 
     def get_config(self):
         config = super().get_config()
