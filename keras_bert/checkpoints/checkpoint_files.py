@@ -8,6 +8,7 @@ import json
 import os
 
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
+from keras_bert.checkpoints.confined_paths import confined_path
 
 HUGGINGFACE = "huggingface"
 GOOGLE = "google"
@@ -49,6 +50,10 @@ def read_json(filename):
             return json.load(f)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CheckpointError(f"{filename} is not valid JSON: {error}") from None
+    except RecursionError:
+        raise CheckpointError(
+            f"{filename} is not a config keras_bert reads: its JSON is "
+            "nested too deeply.") from None
 
 
 def directory_listing(path):
@@ -154,19 +159,41 @@ def preset_weights_file(path, kind):
     return weights_file
 
 
-def replace_vocabulary(config, old, new):
-    """A copy of the serialized `config` with each "vocabulary" equal to
-    `old` replaced by `new`, at any depth.
+def map_vocabularies(config, function):
+    """A copy of the serialized `config` with each "vocabulary" value
+    replaced by `function(value)`, at any depth.
 
     Keras serializes a tokenizer with its whole vocabulary (half a megabyte
     of config.json for BERT base); a preset writes the vocabulary once, as
     `vocab.txt`, and its config names that file (`save_to_preset`), which
-    `load_preset_model` turns back into the file's path.
+    `inline_vocabularies` turns back into the list of tokens.
     """
     if isinstance(config, list):
-        return [replace_vocabulary(item, old, new) for item in config]
+        return [map_vocabularies(item, function) for item in config]
     if not isinstance(config, dict):
         return config
-    return {key: new if key == "vocabulary" and value == old
-            else replace_vocabulary(value, old, new)
+    return {key: function(value) if key == "vocabulary"
+            else map_vocabularies(value, function)
             for key, value in config.items()}
+
+
+def inline_vocabularies(config, directory, source):
+    """A preset's serialized `config` with every vocabulary it names as a
+    file (`"vocab.txt"`) replaced by that file's tokens.
+
+    The file must lie inside `directory` (`confined_path`), so a config
+    cannot make the tokenizer, or any layer with a "vocabulary", read
+    another file of the machine; what is built from the config then holds
+    no path at all (`BertTokenizer.from_config` refuses one).
+    """
+    def tokens(value):
+        if not isinstance(value, (str, os.PathLike)):
+            return value
+        path = confined_path(directory, value, f"{source} (vocabulary)")
+        # TensorFlow's package: only a preset with a tokenizer gets here,
+        # and the tokenizer needs TensorFlow anyway.
+        from keras_bert.preprocessing.vocabulary_io import load_vocabulary
+
+        return load_vocabulary(path)
+
+    return map_vocabularies(config, tokens)

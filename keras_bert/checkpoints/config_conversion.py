@@ -6,6 +6,7 @@ mapped; a field whose value keras_bert cannot reproduce is an error, never
 silently dropped.
 """
 
+from keras_bert.checkpoints.backbone_arguments import check_backbone_arguments
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
 
 # Config activation name -> keras_bert activation name. "gelu" is the exact
@@ -46,10 +47,29 @@ _REQUIRED = (
     "num_attention_heads",
     "intermediate_size",
 )
+# `BertBackbone` argument -> the config field, for error messages.
+FIELD_NAMES = {
+    "vocabulary_size": "vocab_size",
+    "num_layers": "num_hidden_layers",
+    "num_heads": "num_attention_heads",
+    "hidden_dim": "hidden_size",
+    "intermediate_dim": "intermediate_size",
+    "dropout": "hidden_dropout_prob",
+    "attention_dropout": "attention_probs_dropout_prob",
+    "max_sequence_length": "max_position_embeddings",
+    "num_segments": "type_vocab_size",
+    "activation": "hidden_act",
+    "layer_norm_epsilon": "layer_norm_eps",
+    "initializer_range": "initializer_range",
+}
 
 
 def backbone_kwargs_from_bert_config(config, source="config.json"):
     """Maps a HF / Google BERT config dict to `BertBackbone` arguments.
+
+    Every value is checked for its type and range before it is returned
+    (`check_backbone_arguments`), so nothing is built from a config no
+    BERT has.
 
     Args:
         config: dict. The parsed `config.json` or `bert_config.json`.
@@ -58,6 +78,8 @@ def backbone_kwargs_from_bert_config(config, source="config.json"):
     Returns:
         A dict of `BertBackbone` keyword arguments.
     """
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{source} holds no BERT config object.")
     missing = [key for key in _REQUIRED if key not in config]
     if missing:
         raise CheckpointError(
@@ -73,13 +95,13 @@ def backbone_kwargs_from_bert_config(config, source="config.json"):
                 "encoder; its outputs could not be reproduced."
             )
     hidden_act = config.get("hidden_act", "gelu")
-    if hidden_act not in _ACTIVATIONS_IN:
+    if not isinstance(hidden_act, str) or hidden_act not in _ACTIVATIONS_IN:
         raise CheckpointError(
-            f"{source}: hidden_act={hidden_act!r} is not supported. "
+            f"{source}: hidden_act={hidden_act!r:.80} is not supported. "
             f"Supported: {sorted(_ACTIVATIONS_IN)}."
         )
     dropout = config.get("hidden_dropout_prob", 0.1)
-    return {
+    kwargs = {
         "vocabulary_size": config["vocab_size"],
         "num_layers": config["num_hidden_layers"],
         "num_heads": config["num_attention_heads"],
@@ -95,6 +117,8 @@ def backbone_kwargs_from_bert_config(config, source="config.json"):
         "layer_norm_epsilon": config.get("layer_norm_eps", 1e-12),
         "initializer_range": config.get("initializer_range", 0.02),
     }
+    check_backbone_arguments(kwargs, source, FIELD_NAMES)
+    return kwargs
 
 
 def bert_config_from_backbone(backbone, architecture="BertModel",

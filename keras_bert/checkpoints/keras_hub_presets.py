@@ -23,6 +23,7 @@ import re
 import numpy as np
 
 from keras_bert.checkpoints import checkpoint_files as files
+from keras_bert.checkpoints.backbone_arguments import check_backbone_arguments
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
 
 logger = logging.getLogger("keras_bert.checkpoints")
@@ -79,7 +80,10 @@ def backbone_kwargs_from_keras_hub_config(config, source="config.json"):
     kwargs = {k: v for k, v in inner.items() if k in _CONFIG_FIELDS}
     # keras-hub's attention dropout is its `dropout`.
     kwargs["attention_dropout"] = kwargs.get("dropout", 0.1)
-    return {**kwargs, **_FIXED}
+    kwargs = {**kwargs, **_FIXED}
+    # Before keras-hub builds its model from the same config.
+    check_backbone_arguments(kwargs, source)
+    return kwargs
 
 
 def _copy(value):

@@ -14,6 +14,7 @@ import os
 from keras_bert.checkpoints import checkpoint_files as files
 from keras_bert.checkpoints import weight_files
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
+from keras_bert.checkpoints.config_conversion import FIELD_NAMES
 from keras_bert.checkpoints.config_conversion import (
     backbone_kwargs_from_bert_config,
 )
@@ -22,6 +23,9 @@ from keras_bert.checkpoints.name_mapping import google_to_canonical_names
 from keras_bert.checkpoints.name_mapping import normalize_huggingface_names
 from keras_bert.checkpoints.preset_weights import load_preset_weights
 from keras_bert.checkpoints.weight_conversion import load_state_into_model
+from keras_bert.checkpoints.weight_dimensions import canonical_dimensions
+from keras_bert.checkpoints.weight_dimensions import check_dimensions
+from keras_bert.checkpoints.weight_dimensions import check_preset_config
 from keras_bert.serialization import import_config_module
 
 logger = logging.getLogger("keras_bert.checkpoints")
@@ -60,6 +64,8 @@ def read_bert_checkpoint(path, load_weights=True, allow_pickle=False):
         state, origins = google_to_canonical_names(
             weight_files.read_google_checkpoint(path)
         )
+    check_dimensions(config, canonical_dimensions(state, origins),
+                     config_file, path, FIELD_NAMES)
     return _Checkpoint(config, state, origins)
 
 
@@ -91,10 +97,9 @@ def _with_overrides(config, overrides):
 
 
 def _preset_config(path):
-    config = files.read_json(os.path.join(path, "config.json"))
-    config = files.replace_vocabulary(
-        config, files.PRESET_VOCABULARY,
-        os.path.join(path, files.PRESET_VOCABULARY))
+    config_file = os.path.join(path, "config.json")
+    config = files.inline_vocabularies(files.read_json(config_file), path,
+                                       config_file)
     return import_config_module(config)
 
 
@@ -120,6 +125,10 @@ def load_preset_model(path, load_weights=True, backbone_overrides=None,
             f"it: keras-bert convert {path} OUTPUT_DIR."
         )
     config = _preset_config(path)
+    # Before the overrides: the stored config must fit the stored weights.
+    check_preset_config(config, os.path.join(path, "config.json"),
+                        files.preset_weights_file(path, "keras_bert preset")
+                        if load_weights else None)
     inner = config["config"]
     is_task = isinstance(inner.get("backbone"), dict)
     if is_task:

@@ -14,7 +14,7 @@ import tempfile
 
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
 from keras_bert.checkpoints.checkpoint_files import PRESET_VOCABULARY
-from keras_bert.checkpoints.checkpoint_files import replace_vocabulary
+from keras_bert.checkpoints.checkpoint_files import map_vocabularies
 from keras_bert.checkpoints.config_conversion import bert_config_from_backbone
 from keras_bert.checkpoints.weight_conversion import find_layer
 from keras_bert.checkpoints.weight_conversion import model_to_huggingface_state
@@ -103,8 +103,9 @@ def save_to_preset(model, preset_dir, tokenizer=None):
     config = keras.saving.serialize_keras_object(model)
     if tokenizer is not None:
         # Named, not listed: the preset holds it as vocab.txt.
-        config = replace_vocabulary(config, tokenizer.get_vocabulary(),
-                                    PRESET_VOCABULARY)
+        vocabulary = tokenizer.get_vocabulary()
+        config = map_vocabularies(config, lambda value: (
+            PRESET_VOCABULARY if value == vocabulary else value))
     with atomic_directory(preset_dir) as staging:
         _write_json(os.path.join(staging, "config.json"), config)
         save_preset_weights(model, os.path.join(staging, "model.weights.h5"))

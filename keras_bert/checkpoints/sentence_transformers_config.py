@@ -6,7 +6,8 @@ uses: a Transformer (the BERT checkpoint, in the module's `path`, "" for
 the directory itself, with `sentence_bert_config.json`), a Pooling
 (`1_Pooling/config.json`) and optionally a Normalize. Any other module
 (Dense, LayerNorm, a Router...) changes the vectors in a way keras_bert
-does not reproduce, so it is refused by name rather than skipped.
+does not reproduce, so it is refused by name rather than skipped. A
+module's `path` must stay inside the directory (`confined_paths`).
 """
 
 import collections
@@ -14,6 +15,7 @@ import os
 
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
 from keras_bert.checkpoints.checkpoint_files import read_json
+from keras_bert.checkpoints.confined_paths import confined_path
 
 MODULES_FILE = "modules.json"
 SUPPORTED = ("Transformer", "Pooling", "Normalize")
@@ -81,7 +83,8 @@ def read_sentence_transformers_config(directory):
     if not os.path.isfile(modules_file):
         return None
     modules = read_json(modules_file)
-    if not isinstance(modules, list):
+    if not isinstance(modules, list) or not all(
+            isinstance(entry, dict) for entry in modules):
         raise CheckpointError(f"{modules_file} must hold a list of modules.")
     kinds = []
     for entry in sorted(modules, key=lambda item: item.get("idx", 0)):
@@ -100,14 +103,15 @@ def read_sentence_transformers_config(directory):
             f"{modules_file} lists modules {order}; BertTextEmbedder reads "
             "Transformer, Pooling and an optional Normalize, in that order.")
     entries = dict(kinds)
-    transformer_dir = os.path.join(directory,
-                                   entries["Transformer"].get("path", ""))
+    transformer_dir, pooling_dir = (
+        confined_path(directory, entries[kind].get("path", ""),
+                      f"{modules_file} ({kind} path)")
+        for kind in ("Transformer", "Pooling"))
     bert_config_file = os.path.join(transformer_dir,
                                     "sentence_bert_config.json")
     bert_config = read_json(bert_config_file) if os.path.isfile(
         bert_config_file) else {}
-    pooling_file = os.path.join(directory, entries["Pooling"].get("path", ""),
-                                "config.json")
+    pooling_file = os.path.join(pooling_dir, "config.json")
     if not os.path.isfile(pooling_file):
         raise CheckpointError(
             f"{modules_file} lists a Pooling module but {pooling_file} is "
@@ -116,7 +120,7 @@ def read_sentence_transformers_config(directory):
     dimension = pooling.get("embedding_dimension",
                             pooling.get("word_embedding_dimension"))
     return SentenceTransformersConfig(
-        transformer_dir=os.path.normpath(transformer_dir),
+        transformer_dir=transformer_dir,
         pooling=_pooling_mode(pooling, pooling_file),
         normalize="Normalize" in entries,
         max_seq_length=bert_config.get("max_seq_length"),

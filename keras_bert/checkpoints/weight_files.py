@@ -7,7 +7,6 @@ happen in `name_mapping` and `weight_conversion`.
 
 import glob
 import json
-import math
 import os
 
 import numpy as np
@@ -16,6 +15,7 @@ from keras_bert.checkpoints.checkpoint_error import CheckpointError
 from keras_bert.checkpoints.checkpoint_files import check_not_lfs_pointer
 from keras_bert.checkpoints.checkpoint_files import directory_listing
 from keras_bert.checkpoints.checkpoint_files import read_json
+from keras_bert.checkpoints.confined_paths import confined_path
 
 
 def _numpy_dtype(code, filename, name):
@@ -40,76 +40,57 @@ def _numpy_dtype(code, filename, name):
 def read_safetensors(filename):
     """Reads a safetensors file into NumPy arrays (memory-mapped).
 
-    Parsed here rather than with `safetensors.numpy` so that bfloat16
-    tensors load and a truncated or corrupt file gets an error that says
-    which tensor and how many bytes are missing. No code is executed: the
+    The file is first checked by the `safetensors` library itself (header
+    at most 100 MB and nested at most 128 deep, offsets contiguous, not
+    overlapping and covering the data exactly, sizes matching shapes), so
+    it is read only as the library would read it. The tensors are then
+    mapped here rather than with `safetensors.numpy`, so that bfloat16
+    loads (NumPy has no bfloat16 of its own). No code is executed: the
     format is a JSON header followed by raw little-endian bytes.
     """
-    header, header_size, size, corrupt = _safetensors_header(filename)
+    header, data_start = _safetensors_header(filename)
     header.pop("__metadata__", None)
-
-    data_start = 8 + header_size
     data = np.zeros((0,), np.uint8)
-    if size > data_start:
+    if os.path.getsize(filename) > data_start:
         data = np.memmap(filename, dtype=np.uint8, mode="r", offset=data_start)
     tensors = {}
     for name, info in header.items():
-        try:
-            shape = tuple(int(d) for d in info["shape"])
-            begin, end = (int(x) for x in info["data_offsets"])
-            code = info["dtype"]
-        except (KeyError, TypeError, ValueError):
-            raise CheckpointError(
-                f"{corrupt} (bad header entry for {name!r})."
-            ) from None
-        dtype = _numpy_dtype(code, filename, name)
-        if end - begin != math.prod(shape) * dtype.itemsize or begin < 0:
-            raise CheckpointError(
-                f"{corrupt} (tensor {name!r}: {end - begin} bytes for shape "
-                f"{shape} {code})."
-            )
-        if end > data.size:
-            raise CheckpointError(
-                f"{corrupt} (tensor {name!r} ends at byte "
-                f"{data_start + end}, the file has {size})."
-            )
-        tensors[name] = data[begin:end].view(dtype).reshape(shape)
+        dtype = _numpy_dtype(info["dtype"], filename, name)
+        begin, end = info["data_offsets"]
+        tensors[name] = data[begin:end].view(dtype).reshape(info["shape"])
     return tensors
 
 
 def read_safetensors_metadata(filename):
     """The `__metadata__` strings of a safetensors file ({} when none)."""
-    header, _, _, corrupt = _safetensors_header(filename)
-    metadata = header.get("__metadata__", {})
-    if not isinstance(metadata, dict):
-        raise CheckpointError(f"{corrupt} (unreadable metadata).")
-    return metadata
+    header, _ = _safetensors_header(filename)
+    return header.get("__metadata__") or {}
 
 
 def _safetensors_header(filename):
+    """The validated header of a safetensors file and where its data
+    starts; a `CheckpointError` naming the file for anything the
+    `safetensors` library refuses."""
+    from safetensors import SafetensorError
+    from safetensors import safe_open
+
     check_not_lfs_pointer(filename)
-    size = os.path.getsize(filename)
-    corrupt = (
-        f"{filename} is truncated or not a safetensors file; download it "
-        "again"
-    )
+    try:
+        # Opening parses and checks the header only; no tensor is read.
+        with safe_open(filename, framework="numpy"):
+            pass
+    except SafetensorError as error:
+        problem = str(error).replace("Error while deserializing header: ",
+                                     "")
+        raise CheckpointError(
+            f"{filename} is truncated or not a safetensors file ({problem}; "
+            f"the file has {os.path.getsize(filename)} bytes); download it "
+            "again.") from None
     with open(filename, "rb") as f:
-        prefix = f.read(8)
-        if len(prefix) < 8:
-            raise CheckpointError(f"{corrupt} (only {size} bytes).")
-        header_size = int.from_bytes(prefix, "little")
-        if header_size > size - 8:
-            raise CheckpointError(
-                f"{corrupt} (its header claims {header_size} bytes, the "
-                f"file has {size})."
-            )
-        try:
-            header = json.loads(f.read(header_size))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise CheckpointError(f"{corrupt} (unreadable header).") from None
-    if not isinstance(header, dict):
-        raise CheckpointError(f"{corrupt} (unreadable header).")
-    return header, header_size, size, corrupt
+        header_size = int.from_bytes(f.read(8), "little")
+        # Valid JSON of bounded size and depth: the library checked it.
+        header = json.loads(f.read(header_size))
+    return header, 8 + header_size
 
 
 def _read_pickle(filename):
@@ -142,11 +123,14 @@ def _read_sharded(path, index_name, read_shard):
     index_file = os.path.join(path, index_name)
     check_not_lfs_pointer(index_file)
     weight_map = read_json(index_file).get("weight_map")
-    if not isinstance(weight_map, dict):
-        raise CheckpointError(f"{index_file} has no 'weight_map'.")
+    if not isinstance(weight_map, dict) or not all(
+            isinstance(shard, str) for shard in weight_map.values()):
+        raise CheckpointError(
+            f"{index_file} has no 'weight_map' of tensor names to shard "
+            "file names.")
     tensors = {}
     for shard in sorted(set(weight_map.values())):
-        shard_file = os.path.join(path, shard)
+        shard_file = confined_path(path, shard, f"{index_file} (weight_map)")
         if not os.path.isfile(shard_file):
             raise CheckpointError(
                 f"{index_file} lists shard {shard}, which is not in {path}. "

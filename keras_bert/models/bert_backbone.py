@@ -4,6 +4,7 @@ import warnings
 import keras
 from keras import ops
 
+from keras_bert.checkpoints.backbone_arguments import check_backbone_arguments
 from keras_bert.checkpoints.known_checkpoints import KNOWN_CHECKPOINTS
 from keras_bert.checkpoints.known_checkpoints import parameter_count
 from keras_bert.checkpoints.loading import load_backbone
@@ -297,6 +298,9 @@ class BertBackbone(AdaptersMixin, keras.Model):
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        # A config comes from a file: its sizes are checked before any
+        # variable is made.
+        check_backbone_arguments(config, f"{cls.__name__} config")
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
         return cls(**config)
