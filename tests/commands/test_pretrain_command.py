@@ -229,8 +229,7 @@ class PretrainCommandTest(TestCase):
         with mock.patch("numpy.savez", side_effect=KeyboardInterrupt):
             with self.assertRaises(KeyboardInterrupt):
                 callback.save(4)
-        self.assertEqual(sorted(os.listdir(directory)),
-                         ["ckpt-00000002", "latest"])
+        self.assertEqual(sorted(os.listdir(directory)), ["ckpt-00000002"])
         self.assertEqual(PretrainingCheckpoint.restore(job.model, directory),
                          {"step": 2})
 

@@ -153,18 +153,17 @@ class BudgetRunTest(TestCase):
         # Resumed, it keeps the new length and the first plan's intervals,
         # and its schedule spans them even from a checkpoint written before
         # the re-plan (here: one whose schedule still spans 8 steps).
-        restore = PretrainingCheckpoint.restore
+        load = PretrainingCheckpoint.load
 
-        def restore_older(model, directory):
-            state = restore(model, directory)
+        def load_older(model, path):
+            state = load(model, path)
             resize_schedule(model.optimizer, 8, 1)
             return state
 
         again = self.job("replan", steps=None, minutes=5, resume=True)
         again.prepare()
         self.assertEqual((again.steps, again.log_every), (16, 2))
-        with mock.patch.object(PretrainingCheckpoint, "restore",
-                               restore_older):
+        with mock.patch.object(PretrainingCheckpoint, "load", load_older):
             again.train()
         self.assertEqual(again.model.optimizer._learning_rate.total_steps, 16)
 

@@ -7,10 +7,12 @@ import keras
 import numpy as np
 
 from keras_bert.checkpoints.saving import atomic_directory
-from keras_bert.file_swap import staged_file
+from keras_bert.training.pretraining.checkpoint_manifest import (
+    checkpoint_problem)
+from keras_bert.training.pretraining.checkpoint_manifest import write_manifest
 
 _NAME = re.compile(r"^ckpt-(\d+)$")
-_LATEST = "latest"
+_FILES = ("model.weights.h5", "optimizer.npz", "state.json")
 
 
 class PretrainingCheckpoint(keras.callbacks.Callback):
@@ -18,14 +20,17 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
 
     Each checkpoint is a folder `ckpt-{step}` holding the model weights
     (`model.weights.h5`), the optimizer's variables (`optimizer.npz`:
-    moments, step counter) and `state.json` (the step and `extra_state`,
-    e.g. the data seed). The folder is written under a temporary name and
-    renamed into place, then the `latest` pointer file is replaced the
-    same way, so a run killed mid-save leaves the previous checkpoint
-    whole and `latest` pointing at it. Only the newest `keep` are kept.
+    moments, step counter), `state.json` (the step and `extra_state`, e.g.
+    the data seed) and, written last, `manifest.json` (each file's size and
+    SHA-256, `checkpoint_manifest`). The folder is written under a
+    temporary name and renamed into place, so a run killed mid-save leaves
+    the previous checkpoint whole. Only the newest `keep` are kept.
 
-    `restore(model, directory)` puts a compiled model back at the newest
-    checkpoint and returns its state.
+    `latest(directory)` is the newest checkpoint whose files match their
+    manifest; a torn one (truncated, half-copied) is skipped, and listed
+    with the reason in `skipped` when a list is passed. `load(model, path)`
+    puts a compiled model back at a checkpoint and returns its state;
+    `restore(model, directory)` does both.
 
     Args:
         directory: str. Folder for the checkpoints.
@@ -70,51 +75,56 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
             self.save(self._step)
 
     def save(self, step):
-        """Writes `ckpt-{step}` and points `latest` at it."""
+        """Writes `ckpt-{step}`, its manifest last."""
         model = self.model
         name = f"ckpt-{step:08d}"
-        with atomic_directory(os.path.join(self.directory, name)) as staging:
+        target = os.path.join(self.directory, name)
+        # A folder of this step left by a run resumed from an earlier one
+        # (it was torn, or its run went on from there): replaced.
+        shutil.rmtree(target, ignore_errors=True)
+        with atomic_directory(target) as staging:
             model.save_weights(os.path.join(staging, "model.weights.h5"))
             store = {}
             model.optimizer.save_own_variables(store)
             np.savez(os.path.join(staging, "optimizer.npz"), **store)
             with open(os.path.join(staging, "state.json"), "w") as file:
                 json.dump({"step": step, **self.extra_state}, file, indent=2)
-        _replace_file(os.path.join(self.directory, _LATEST), name + "\n")
+            write_manifest(staging, _FILES)
         self._saved_step = step
         for old in _checkpoint_names(self.directory)[: -self.keep]:
             shutil.rmtree(os.path.join(self.directory, old), ignore_errors=True)
 
     @staticmethod
-    def latest(directory):
-        """The newest complete checkpoint folder in `directory`, or None."""
-        pointer = os.path.join(directory, _LATEST)
-        if os.path.isfile(pointer):
-            with open(pointer) as file:
-                name = file.read().strip()
-            if os.path.isfile(os.path.join(directory, name, "state.json")):
-                return os.path.join(directory, name)
-        # No pointer (or a stale one): the newest folder that was renamed
-        # into place is complete by construction.
+    def latest(directory, skipped=None):
+        """The newest intact checkpoint folder in `directory`, or None.
+
+        Args:
+            directory: str. The checkpoints folder.
+            skipped: list or None. Gets `(folder, reason)` for each newer
+                checkpoint that is torn (a file missing, truncated or not
+                matching the manifest).
+        """
         names = _checkpoint_names(directory) if os.path.isdir(directory) else []
-        return os.path.join(directory, names[-1]) if names else None
+        for name in reversed(names):
+            path = os.path.join(directory, name)
+            problem = checkpoint_problem(path, _FILES)
+            if problem is None:
+                return path
+            if skipped is not None:
+                skipped.append((path, problem))
+        return None
 
     @staticmethod
-    def restore(model, directory):
-        """Loads the newest checkpoint into a compiled `model`.
+    def load(model, path):
+        """Loads the checkpoint folder `path` into a compiled `model`.
 
         Returns:
-            The checkpoint's state dict (with "step"), or None when
-            `directory` holds no checkpoint.
+            The checkpoint's state dict (with "step").
         """
-        path = PretrainingCheckpoint.latest(directory)
-        if path is None:
-            return None
         optimizer = model.optimizer
         # Built first: the weights file also holds the optimizer's
         # variables, which Keras skips (with a warning) on an unbuilt one.
         optimizer.build(model.trainable_variables)
-        model.load_weights(os.path.join(path, "model.weights.h5"))
         with np.load(os.path.join(path, "optimizer.npz")) as saved:
             store = {key: saved[key] for key in saved.files}
         if len(store) != len(optimizer.variables):
@@ -127,18 +137,25 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
                 "resizable_schedule=True)`, as `keras-bert pretrain` "
                 "makes it), or start a new output directory."
             )
+        model.load_weights(os.path.join(path, "model.weights.h5"))
         optimizer.load_own_variables(store)
         with open(os.path.join(path, "state.json")) as file:
             return json.load(file)
+
+    @staticmethod
+    def restore(model, directory, skipped=None):
+        """Loads the newest intact checkpoint into a compiled `model`.
+
+        Returns:
+            The checkpoint's state dict (with "step"), or None when
+            `directory` holds no intact checkpoint (`skipped` as in
+            `latest`).
+        """
+        path = PretrainingCheckpoint.latest(directory, skipped)
+        return None if path is None else PretrainingCheckpoint.load(model,
+                                                                    path)
 
 
 def _checkpoint_names(directory):
     names = [n for n in os.listdir(directory) if _NAME.match(n)]
     return sorted(names, key=lambda n: int(_NAME.match(n).group(1)))
-
-
-def _replace_file(path, text):
-    with staged_file(path) as staging, open(staging, "w") as file:
-        file.write(text)
-        file.flush()
-        os.fsync(file.fileno())

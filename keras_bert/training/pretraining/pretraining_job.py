@@ -166,16 +166,21 @@ class PretrainingJob:
         checkpoints = os.path.join(self.run_dir, "checkpoints")
         if self.steps is None:
             self._fix_steps()
+        skipped = []
+        checkpoint = PretrainingCheckpoint.latest(checkpoints, skipped)
+        for path, problem in skipped:
+            self.print_fn(f"Skipping the torn checkpoint {path}: {problem}.")
+        state = None
         with distribution.distribution_scope(self.engine):
-            state = PretrainingCheckpoint.restore(self.model, checkpoints)
-            if state:
+            if checkpoint:
+                state = PretrainingCheckpoint.load(self.model, checkpoint)
                 # The checkpoint may predate the last re-plan of a budget
                 # run: `run.json` has the run's length.
                 setup.resize_pretrainer_schedule(self.model, s, self.steps)
         self.start_step = state["step"] if state else 0
         if self.start_step:
             self.print_fn(f"Resuming at step {self.start_step} from "
-                          f"{PretrainingCheckpoint.latest(checkpoints)}.")
+                          f"{checkpoint}.")
         log_every = self.log_every
         # Global batches; `fit` splits each over the replicas and workers.
         batches = distribution.distribute_dataset(
