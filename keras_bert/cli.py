@@ -4,14 +4,16 @@ Each module in `keras_bert.commands` defines `add_parser(subparsers)`, which
 registers its arguments and sets `func` to the function that runs it.
 Modules import Keras and TensorFlow inside the functions that run, so
 `--help` answers at once; log noise of TensorFlow's C++ libraries is kept
-off the terminal unless `--verbose` (see `commands/quiet_logs.py`).
+off the terminal unless `--verbose` (see `commands/quiet_logs.py`), and a
+failure is one line on stderr, with its traceback only under `--verbose`
+(`commands/command_errors.py`).
 """
 
 import argparse
 import importlib
 import sys
 
-from keras_bert.commands.quiet_logs import quiet_logs
+from keras_bert.commands.command_errors import run_command
 
 # Sub-command modules in the order `keras-bert --help` lists them.
 COMMANDS = (
@@ -56,10 +58,7 @@ def main(argv=None):
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    if args.verbose:
-        return args.func(args) or 0
-    with quiet_logs():
-        return args.func(args) or 0
+    return run_command(args)
 
 
 if __name__ == "__main__":

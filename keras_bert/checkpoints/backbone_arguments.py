@@ -60,11 +60,12 @@ def check_backbone_arguments(arguments, source, names=None):
             (e.g. "vocabulary_size" -> "vocab_size"), when they differ.
 
     Example:
-    >>> check_backbone_arguments({"hidden_dim": 10**6}, "config.json",
-    ...                          {"hidden_dim": "hidden_size"})
-    Traceback (most recent call last):
-    ...
-    CheckpointError: config.json: hidden_size=1000000 is out of range ...
+    >>> try:
+    ...     check_backbone_arguments({"hidden_dim": 10**6}, "config.json",
+    ...                              {"hidden_dim": "hidden_size"})
+    ... except CheckpointError as error:
+    ...     print(error)
+    config.json: hidden_size=1000000 is out of range (1 to 32,768); ...
     """
     names = names or {}
 

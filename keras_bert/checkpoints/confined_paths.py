@@ -44,10 +44,11 @@ def confined_path(directory, name, source):
     Example:
     >>> confined_path("preset", "vocab.txt", "preset/config.json")
     'preset/vocab.txt'
-    >>> confined_path("preset", "/etc/passwd", "preset/config.json")
-    Traceback (most recent call last):
-    ...
-    CheckpointError: preset/config.json names '/etc/passwd', which is ...
+    >>> try:
+    ...     confined_path("preset", "/etc/passwd", "preset/config.json")
+    ... except CheckpointError as error:
+    ...     print(error)
+    preset/config.json names '/etc/passwd', which is outside preset: ...
     """
     def refuse(why):
         return CheckpointError(

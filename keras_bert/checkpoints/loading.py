@@ -14,6 +14,7 @@ import os
 from keras_bert.checkpoints import checkpoint_files as files
 from keras_bert.checkpoints import weight_files
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
+from keras_bert.checkpoints.checkpoint_error import naming_file
 from keras_bert.checkpoints.config_conversion import FIELD_NAMES
 from keras_bert.checkpoints.config_conversion import (
     backbone_kwargs_from_bert_config,
@@ -125,10 +126,11 @@ def load_preset_model(path, load_weights=True, backbone_overrides=None,
             f"it: keras-bert convert {path} OUTPUT_DIR."
         )
     config = _preset_config(path)
+    config_file = os.path.join(path, "config.json")
+    weights_file = (files.preset_weights_file(path, "keras_bert preset")
+                    if load_weights else None)
     # Before the overrides: the stored config must fit the stored weights.
-    check_preset_config(config, os.path.join(path, "config.json"),
-                        files.preset_weights_file(path, "keras_bert preset")
-                        if load_weights else None)
+    check_preset_config(config, config_file, weights_file)
     inner = config["config"]
     is_task = isinstance(inner.get("backbone"), dict)
     if is_task:
@@ -143,10 +145,13 @@ def load_preset_model(path, load_weights=True, backbone_overrides=None,
                 f"{sorted(task_overrides)}."
             )
         inner.update(task_overrides)
-    model = keras.saving.deserialize_keras_object(config)
+    # Keras' errors (a Lambda refused in safe mode, a truncated h5) name
+    # no file.
+    with naming_file(config_file):
+        model = keras.saving.deserialize_keras_object(config)
     if load_weights:
-        load_preset_weights(
-            model, files.preset_weights_file(path, "keras_bert preset"))
+        with naming_file(weights_file):
+            load_preset_weights(model, weights_file)
     return model
 
 

@@ -76,26 +76,22 @@ def load_embedder(model_dir, sequence_length=None, precision="float32"):
 def run(args):
     import numpy as np
 
-    try:
-        texts = read_texts(args.file, args.column)
-        if not texts:
-            raise ValueError(f"{args.file} holds no text.")
-        model = load_embedder(args.model, args.sequence_length,
-                              args.precision)
-        batch = ({} if args.batch_size is None
-                 else {"batch_size": args.batch_size})
-        vectors = model.encode(texts, verbose=1, **batch)
-        vectors_path, metadata_path = index_paths(
-            args.output or os.path.splitext(args.file)[0] + ".npy")
-        np.save(vectors_path, vectors)
-        with open(metadata_path, "w", encoding="utf-8") as file:
-            json.dump({"model": os.path.abspath(args.model),
-                       "source": os.path.abspath(args.file),
-                       "sequence_length": model.preprocessor.sequence_length,
-                       "precision": args.precision,
-                       "texts": texts}, file)
-    except (OSError, ValueError, TypeError) as error:
-        raise SystemExit(f"error: {error}") from None
+    texts = read_texts(args.file, args.column)
+    if not texts:
+        raise ValueError(f"{args.file} holds no text.")
+    model = load_embedder(args.model, args.sequence_length, args.precision)
+    batch = ({} if args.batch_size is None
+             else {"batch_size": args.batch_size})
+    vectors = model.encode(texts, verbose=1, **batch)
+    vectors_path, metadata_path = index_paths(
+        args.output or os.path.splitext(args.file)[0] + ".npy")
+    np.save(vectors_path, vectors)
+    with open(metadata_path, "w", encoding="utf-8") as file:
+        json.dump({"model": os.path.abspath(args.model),
+                   "source": os.path.abspath(args.file),
+                   "sequence_length": model.preprocessor.sequence_length,
+                   "precision": args.precision,
+                   "texts": texts}, file)
     print(f"Wrote {vectors.shape[0]} vectors of {vectors.shape[1]} values to "
           f"{vectors_path} (texts and model: {metadata_path}).")
     return 0

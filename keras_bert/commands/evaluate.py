@@ -17,7 +17,6 @@ from keras_bert.commands.task_files import TASKS
 from keras_bert.commands.task_files import add_data_arguments
 from keras_bert.commands.task_files import encode_labels
 from keras_bert.commands.task_files import read_task_data
-from keras_bert.commands.task_files import report_errors
 from keras_bert.commands.task_files import resolve_columns
 from keras_bert.commands.task_files import score
 
@@ -42,7 +41,7 @@ def add_parser(subparsers):
     add_data_arguments(parser)
     parser.set_defaults(func=run)
 
-def _evaluate(args):
+def run(args):
     from keras_bert.commands.predict import load_finetuned
     from keras_bert.commands.predict import read_task_info
 
@@ -64,7 +63,3 @@ def _evaluate(args):
         with open(args.output, "w", encoding="utf-8") as handle:
             json.dump(result, handle, indent=2)
     return 0
-
-
-def run(args):
-    return report_errors("evaluate", _evaluate, args)

@@ -83,32 +83,27 @@ def run(args):
     from keras_bert.export import export_onnx
     from keras_bert.export import export_saved_model
 
-    try:
-        model, tokenizer = load_exportable(args.model_dir)
-        label_names = (_names(args.label_names)
-                       or (read_task_info(args.model_dir) or {}).get("labels"))
-        if args.format == "onnx":
-            export_onnx(model, args.output, overwrite=args.overwrite,
-                        label_names=label_names, opset=args.opset)
-            return 0
-        strings = not args.packed_only
-        if strings and tokenizer is None and getattr(
-                model, "preprocessor", None) is None:
-            raise ValueError(
-                f"{args.model_dir} has no vocab.txt, so the SavedModel cannot "
-                "take strings. Add the vocabulary, or pass --packed-only."
-            )
-        text_inputs = _names(args.text_inputs)
-        export_saved_model(
-            model, args.output, include_preprocessing=strings,
-            overwrite=args.overwrite,
-            preprocessor=None if getattr(model, "preprocessor", None)
-            else tokenizer,
-            text_inputs=tuple(text_inputs) if text_inputs else None,
-            sequence_length=args.sequence_length, label_names=label_names,
+    model, tokenizer = load_exportable(args.model_dir)
+    label_names = (_names(args.label_names)
+                   or (read_task_info(args.model_dir) or {}).get("labels"))
+    if args.format == "onnx":
+        export_onnx(model, args.output, overwrite=args.overwrite,
+                    label_names=label_names, opset=args.opset)
+        return 0
+    strings = not args.packed_only
+    if strings and tokenizer is None and getattr(
+            model, "preprocessor", None) is None:
+        raise ValueError(
+            f"{args.model_dir} has no vocab.txt, so the SavedModel cannot "
+            "take strings. Add the vocabulary, or pass --packed-only."
         )
-    except (OSError, ValueError, TypeError, ImportError) as error:
-        # Wrong paths, existing targets, unsupported models, missing
-        # tf2onnx: each message already says what to change.
-        raise SystemExit(f"error: {error}") from None
+    text_inputs = _names(args.text_inputs)
+    export_saved_model(
+        model, args.output, include_preprocessing=strings,
+        overwrite=args.overwrite,
+        preprocessor=None if getattr(model, "preprocessor", None)
+        else tokenizer,
+        text_inputs=tuple(text_inputs) if text_inputs else None,
+        sequence_length=args.sequence_length, label_names=label_names,
+    )
     return 0

@@ -93,16 +93,10 @@ def run(args):
 
     if args.top_k < 1:
         raise SystemExit("error: --top-k must be at least 1")
-    try:
-        model, tokenizer = load_masked_lm(args.model)
-    except (FileNotFoundError, ValueError) as error:
-        raise SystemExit(f"error: {error}") from None
+    model, tokenizer = load_masked_lm(args.model)
     top_k = min(args.top_k, tokenizer.vocabulary_size())
     for number, text in enumerate(args.texts):
-        try:
-            predictions = fill_mask(model, tokenizer, text, top_k=top_k)
-        except ValueError as error:
-            raise SystemExit(f"error: {error}") from None
+        predictions = fill_mask(model, tokenizer, text, top_k=top_k)
         if number:
             print()
         print(format_predictions(text, predictions))

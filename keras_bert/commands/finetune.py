@@ -181,7 +181,7 @@ def _write_results(path, args, info, train, validation, rows, best,
                   handle, indent=2)
 
 
-def _finetune(args):
+def run(args):
     import keras
 
     from keras_bert.checkpoints import save_to_preset
@@ -270,7 +270,3 @@ def _finetune(args):
           + (", curves.png" if plotted else " (no plot: pip install "
              "matplotlib)"))
     return 0
-
-
-def run(args):
-    return task_files.report_errors("finetune", _finetune, args)

@@ -65,13 +65,14 @@ def read_task_info(model_dir):
     """The finetune.json of a fine-tuned preset ("task", "labels",
     "columns"), or None when the directory has none."""
     from keras_bert.checkpoints import CheckpointError
+    from keras_bert.checkpoints.checkpoint_error import naming_file
 
     if not os.path.isdir(model_dir):
         raise CheckpointError(f"--model {model_dir}: no such directory.")
     path = os.path.join(model_dir, TASK_FILE)
     if not os.path.isfile(path):
         return None
-    with open(path, encoding="utf-8") as handle:
+    with naming_file(path), open(path, encoding="utf-8") as handle:
         return json.load(handle)
 
 
@@ -212,7 +213,7 @@ def format_prediction(task, prediction):
     return f"{prediction['label']}\t{prediction['probability']:.4f}"
 
 
-def _predict(args):
+def run(args):
     # Bad input fails before the (slow) model load when the task is known.
     info = read_task_info(args.model)
     rows = _read_rows(args.input, info) if info else None
@@ -224,9 +225,3 @@ def _predict(args):
         print(json.dumps(prediction) if args.format == "json"
               else format_prediction(task, prediction))
     return 0
-
-
-def run(args):
-    from keras_bert.commands.task_files import report_errors
-
-    return report_errors("predict", _predict, args)

@@ -44,6 +44,7 @@ def read_index(path):
     """`(vectors, metadata)`; errors name the missing or mismatched file."""
     import numpy as np
 
+    from keras_bert.checkpoints.checkpoint_error import naming_file
     from keras_bert.commands.embed import index_paths
 
     vectors_path, metadata_path = index_paths(path)
@@ -51,8 +52,10 @@ def read_index(path):
         if not os.path.isfile(name):
             raise ValueError(f"{name} not found: INDEX is the .npy written "
                              "by `keras-bert embed` (with its .json).")
-    vectors = np.load(vectors_path)
-    with open(metadata_path, encoding="utf-8") as file:
+    with naming_file(vectors_path):
+        vectors = np.load(vectors_path)
+    with naming_file(metadata_path), open(metadata_path,
+                                          encoding="utf-8") as file:
         metadata = json.load(file)
     if len(metadata.get("texts", [])) != len(vectors):
         raise ValueError(
@@ -64,19 +67,16 @@ def read_index(path):
 def run(args):
     from keras_bert.commands.embed import load_embedder
 
-    try:
-        vectors, metadata = read_index(args.index)
-        # Queries are embedded as the index was (`embed --precision`).
-        model = load_embedder(args.model or metadata["model"],
-                              metadata.get("sequence_length"),
-                              metadata.get("precision", "float32"))
-        query_vectors = model.encode(list(args.queries), verbose=0)
-        if query_vectors.shape[1] != vectors.shape[1]:
-            raise ValueError(
-                f"The model makes vectors of {query_vectors.shape[1]} values;"
-                f" the index holds {vectors.shape[1]}.")
-    except (OSError, ValueError, TypeError) as error:
-        raise SystemExit(f"error: {error}") from None
+    vectors, metadata = read_index(args.index)
+    # Queries are embedded as the index was (`embed --precision`).
+    model = load_embedder(args.model or metadata["model"],
+                          metadata.get("sequence_length"),
+                          metadata.get("precision", "float32"))
+    query_vectors = model.encode(list(args.queries), verbose=0)
+    if query_vectors.shape[1] != vectors.shape[1]:
+        raise ValueError(
+            f"The model makes vectors of {query_vectors.shape[1]} values; "
+            f"the index holds {vectors.shape[1]}.")
     order, scores = nearest(vectors, query_vectors, args.top_k)
     for query, rows, values in zip(args.queries, order, scores):
         hits = [{"score": round(float(score), 4),

@@ -4,8 +4,6 @@
 file is read, checked and scored the same way in both.
 """
 
-import sys
-
 TASKS = ("classify", "pair", "regress", "ner", "squad", "choice")
 
 # The metric each task's best checkpoint is chosen by (higher is better).
@@ -261,17 +259,3 @@ def score(model, task, data, names, batch_size=32):
     if task == "regress":
         return metrics.regression_scores(data["y"], logits[:, 0])
     return metrics.classification_scores(data["y"], logits.argmax(-1))
-
-
-def report_errors(command, function, args):
-    """Runs `function(args)`; bad data, options or checkpoints print one
-    `keras-bert COMMAND: error: ...` line and return exit status 2."""
-    from keras_bert.checkpoints import CheckpointError
-    from keras_bert.preprocessing.tasks import DataFileError
-
-    try:
-        return function(args)
-    except (DataFileError, UsageError, CheckpointError,
-            FileNotFoundError) as error:
-        print(f"keras-bert {command}: error: {error}", file=sys.stderr)
-        return 2

@@ -20,6 +20,18 @@ def run_cli(*argv):
     return code, output.getvalue()
 
 
+def cli_error(*argv):
+    """The stderr of `keras-bert ARGV...`, which must fail on bad input:
+    exit status 2, one line."""
+    errors = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(errors):
+        code = cli.main(list(argv))
+    assert code == 2, (code, errors.getvalue())
+    assert errors.getvalue().count("\n") == 1, errors.getvalue()
+    return errors.getvalue()
+
+
 def write_toy_pretrainer_preset(root):
     """A 1-layer `BertPretrainer` saved with the toy vocabulary in
     `root/model`; returns (preset directory, pretrainer, tokenizer)."""

@@ -95,7 +95,7 @@ class QuietCommandTest(TestCase):
         # The second text is refused after the model (and TensorFlow) load.
         result = keras_bert_process("fill-mask", self.preset,
                                     "w1 [MASK] w3 .", "no mask here")
-        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn("1. w", result.stdout)
         self.assertIn("error: The text has no [MASK] token", result.stderr)
         for stream in (result.stdout, result.stderr):

@@ -5,6 +5,7 @@ import numpy as np
 from keras_bert.checkpoints import save_to_preset
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.bert_pretrainer import BertPretrainer
+from tests.commands.cli_helpers import cli_error
 from tests.commands.cli_helpers import run_cli
 from tests.commands.cli_helpers import write_toy_pretrainer_preset
 from tests.test_case import TestCase
@@ -31,8 +32,8 @@ class ExportCommandTest(TestCase):
         self.assertEqual(tuple(outputs["pooled_output"].shape), (2, 16))
         self.assertTrue(np.all(np.isfinite(outputs["pooled_output"].numpy())))
 
-        with self.assertRaisesRegex(SystemExit, "already exists.*--overwrite"):
-            run_cli("export", self.preset, target, "--format", "savedmodel")
+        self.assertRegex(cli_error("export", self.preset, target, "--format",
+                                   "savedmodel"), "already exists.*--overwrite")
 
     def test_finetuned_model_exports_its_saved_label_names(self):
         import tensorflow as tf
@@ -68,12 +69,12 @@ class ExportCommandTest(TestCase):
             vocabulary_size=31, num_layers=1, num_heads=2, hidden_dim=16,
             intermediate_dim=32, max_sequence_length=32)), bare)
         target = os.path.join(self.root, "packed")
-        with self.assertRaisesRegex(SystemExit, "has no vocab.txt.*"
-                                    "--packed-only"):
-            run_cli("export", bare, target, "--format", "savedmodel")
+        self.assertRegex(cli_error("export", bare, target, "--format",
+                                   "savedmodel"),
+                         "has no vocab.txt.*--packed-only")
         self.assertFalse(os.path.exists(target))
 
     def test_missing_model_directory(self):
-        with self.assertRaisesRegex(SystemExit, "does not exist"):
-            run_cli("export", os.path.join(self.root, "nope"),
-                    os.path.join(self.root, "out.onnx"), "--format", "onnx")
+        self.assertIn("does not exist", cli_error(
+            "export", os.path.join(self.root, "nope"),
+            os.path.join(self.root, "out.onnx"), "--format", "onnx"))
