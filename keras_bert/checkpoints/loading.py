@@ -31,15 +31,20 @@ from keras_bert.serialization import import_config_module
 
 logger = logging.getLogger("keras_bert.checkpoints")
 
-_Checkpoint = collections.namedtuple("_Checkpoint", "config state origins")
+# `labels`: the class names of a stored classification head (a Hugging
+# Face config's `id2label`), or None.
+_Checkpoint = collections.namedtuple("_Checkpoint",
+                                     "config state origins labels",
+                                     defaults=(None,))
 
 
 def read_bert_checkpoint(path, load_weights=True, allow_pickle=False):
     """Reads a HF, Google or keras-hub directory: kwargs and named tensors.
 
-    Returns a namedtuple `(config, state, origins)`: `BertBackbone`
-    arguments, canonical name -> array (empty without `load_weights`), and
-    canonical name -> name in the file.
+    Returns a namedtuple `(config, state, origins, labels)`: `BertBackbone`
+    arguments, canonical name -> array (empty without `load_weights`),
+    canonical name -> name in the file, and the class names of a Hugging
+    Face task head (`id2label`, in id order) or None.
     """
     layout = files.detect_layout(path)
     if layout == files.KERAS_BERT:
@@ -51,11 +56,11 @@ def read_bert_checkpoint(path, load_weights=True, allow_pickle=False):
     config_name = "config.json" if layout == files.HUGGINGFACE else (
         "bert_config.json")
     config_file = os.path.join(path, config_name)
-    config = backbone_kwargs_from_bert_config(
-        files.read_json(config_file), source=config_file
-    )
+    raw_config = files.read_json(config_file)
+    config = backbone_kwargs_from_bert_config(raw_config, source=config_file)
+    labels = _label_names(raw_config.get("id2label"), config_file)
     if not load_weights:
-        return _Checkpoint(config, {}, {})
+        return _Checkpoint(config, {}, {}, labels)
     if layout == files.HUGGINGFACE:
         state, origins = normalize_huggingface_names(
             weight_files.read_huggingface_weights(
@@ -67,7 +72,24 @@ def read_bert_checkpoint(path, load_weights=True, allow_pickle=False):
         )
     check_dimensions(config, canonical_dimensions(state, origins),
                      config_file, path, FIELD_NAMES)
-    return _Checkpoint(config, state, origins)
+    return _Checkpoint(config, state, origins, labels)
+
+
+def _label_names(id2label, source):
+    """`id2label` ({"0": "NEGATIVE", ...}) as a list in id order, or None
+    when absent or not the ids 0..n-1."""
+    if not isinstance(id2label, dict) or not id2label:
+        return None
+    try:
+        by_id = {int(key): str(value) for key, value in id2label.items()}
+    except (TypeError, ValueError):
+        by_id = {}
+    if sorted(by_id) != list(range(len(id2label))):
+        logger.warning("%s: id2label %s does not number its labels 0 to %d;"
+                       " the labels are left unnamed.", source, id2label,
+                       len(id2label) - 1)
+        return None
+    return [by_id[i] for i in range(len(by_id))]
 
 
 def _split_kwargs(backbone_class, kwargs):
@@ -195,6 +217,19 @@ def _infer_head_sizes(task_cls, task_kwargs, state):
     return {**task_kwargs, "num_classes": int(head.shape[0])}
 
 
+def _with_label_names(task_cls, task_kwargs, checkpoint):
+    """Takes `label_names` from the checkpoint when it has the head they
+    name and the caller gave none."""
+    head = checkpoint.state.get("classifier.weight")
+    labels = checkpoint.labels
+    if (head is None or labels is None or "label_names" in task_kwargs
+            or not _accepts(task_cls, "label_names")
+            or len(labels) != task_kwargs.get("num_classes", len(labels))
+            or len(labels) != head.shape[0]):
+        return task_kwargs
+    return {**task_kwargs, "label_names": labels}
+
+
 def load_task(task_cls, path, load_weights=True, allow_pickle=False,
               strict=True, **kwargs):
     """A task model on a backbone loaded from `path`, with its heads.
@@ -235,6 +270,7 @@ def load_task(task_cls, path, load_weights=True, allow_pickle=False,
     backbone = backbone_class(
         **_with_overrides(checkpoint.config, backbone_kwargs))
     task_kwargs = _infer_head_sizes(task_cls, task_kwargs, checkpoint.state)
+    task_kwargs = _with_label_names(task_cls, task_kwargs, checkpoint)
     task = task_cls(backbone=backbone, **task_kwargs)
     if load_weights:
         load_state_into_model(task, checkpoint.state, checkpoint.origins,

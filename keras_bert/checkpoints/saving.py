@@ -142,10 +142,11 @@ def _huggingface_architecture(model):
     for layer_name, architecture, pooler in heads:
         layer = find_layer(model, layer_name)
         if layer is not None:
-            labels = range(layer.units)
+            names = getattr(model, "label_names", None) or [
+                f"LABEL_{i}" for i in range(layer.units)]
             return architecture, pooler, {
-                "id2label": {str(i): f"LABEL_{i}" for i in labels},
-                "label2id": {f"LABEL_{i}": i for i in labels},
+                "id2label": {str(i): name for i, name in enumerate(names)},
+                "label2id": {name: i for i, name in enumerate(names)},
             }
     raise CheckpointError(
         f"{type(model).__name__} has no Hugging Face BERT equivalent "

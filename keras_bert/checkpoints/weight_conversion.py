@@ -244,8 +244,15 @@ def load_state_into_model(model, state, origins=None, strict=True,
     for spec, value in zip(specs, values):
         spec.variable.assign(value)
     for name in skipped:
-        logger.info("%s has no weights for %s; it keeps its initial values.",
-                    source, name)
+        if name == "pooler":
+            logger.info("%s has no weights for the pooler; it keeps its "
+                        "initial values.", source)
+        else:
+            # A head that starts from random weights predicts nothing yet:
+            # say so once, where the user sees it.
+            logger.warning("%s has no weights for %s: it starts from random "
+                           "initialization; train it before using its "
+                           "predictions.", source, name)
     unused_heads = sorted(origins.get(k, k) for k in unused
                           if k not in unexpected)
     if unused_heads:

@@ -6,6 +6,7 @@ import numpy as np
 from keras_bert.export import export_paths
 from keras_bert.export import tensorflow_route
 from keras_bert.export.model_kinds import model_kind
+from keras_bert.models.label_names import served_label_names
 from keras_bert.packed_inputs import PACKED_INPUTS
 
 
@@ -63,7 +64,8 @@ def export_onnx(model, path, overwrite=False, label_names=None,
         model: a `BertBackbone` or a task model, in float32.
         path: str. The `.onnx` file to create.
         overwrite: bool. Replace an existing file at `path`.
-        label_names: list of str. Adds string `labels`/`tags` outputs.
+        label_names: list of str. Adds string `labels`/`tags` outputs
+            (default: the model's own `label_names` when it has them).
         max_answer_length: int. Longest QA answer, in tokens.
         opset: int. ONNX opset; the converter's default when None.
         verbose: bool. Print where the file was written.
@@ -88,7 +90,7 @@ def export_onnx(model, path, overwrite=False, label_names=None,
             "dtype='float32')`) and load its weights."
         )
     options = {
-        "label_names": list(label_names) if label_names else None,
+        "label_names": served_label_names(model, label_names),
         "max_answer_length": max_answer_length,
         "opset": opset,
     }

@@ -5,6 +5,7 @@ import keras
 from keras_bert.export import export_paths
 from keras_bert.export import tensorflow_route
 from keras_bert.export.model_kinds import model_kind
+from keras_bert.models.label_names import served_label_names
 from keras_bert.quantization import is_quantized
 
 
@@ -66,7 +67,8 @@ def export_saved_model(
         sequence_length: int. Longest packed sequence; default the
             preprocessor's, else the backbone's `max_sequence_length`.
         label_names: list of str. Class (or tag) names: adds a string
-            `labels` (or `tags`) output.
+            `labels` (or `tags`) output. Default: the model's own
+            `label_names` when it has them.
         max_answer_length: int. Longest QA answer, in tokens.
         jit_compile: bool or "auto". Save the model's part of each
             signature as one XLA program. "auto" compiles quantized models
@@ -92,7 +94,7 @@ def export_saved_model(
         "include_preprocessing": include_preprocessing,
         "text_inputs": text_inputs,
         "sequence_length": sequence_length,
-        "label_names": list(label_names) if label_names else None,
+        "label_names": served_label_names(model, label_names),
         "max_answer_length": max_answer_length,
         "jit_compile": (is_quantized(model) if jit_compile == "auto"
                         else bool(jit_compile)),

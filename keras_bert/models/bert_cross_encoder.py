@@ -2,12 +2,17 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_bert.checkpoints.cross_encoder_config import (
+    cross_encoder_activation,
+)
+from keras_bert.checkpoints.preset_names import resolve_preset
 from keras_bert.models.bucketed_inference import predict_bucketed
 from keras_bert.models.bucketed_inference import progress_bar
 from keras_bert.models.finetuning_task import FinetuningMixin
 from keras_bert.models.finetuning_task import head_layers
 
 OBJECTIVES = ("pointwise", "listwise")
+SCORE_ACTIVATIONS = ("linear", "sigmoid")
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -36,6 +41,13 @@ class BertCrossEncoder(FinetuningMixin, keras.Model):
         objective: str. "pointwise" or "listwise".
         dropout: float. Dropout on the pooled output before the head.
         preprocessor: optional `BertCrossEncoderPreprocessor`.
+        score_activation: str. What `score` and `rerank` apply to the
+            logit: "linear" (the logit itself) or "sigmoid" (a 0-1
+            relevance). `from_preset` on a Hugging Face or
+            sentence-transformers checkpoint takes the activation
+            sentence-transformers' `CrossEncoder` applies to it (the one
+            its config names, else a sigmoid). The model's outputs, and
+            so its training losses, are always logits.
 
     Example:
     >>> import numpy as np
@@ -54,11 +66,15 @@ class BertCrossEncoder(FinetuningMixin, keras.Model):
                           "BertCrossEncoderPreprocessor")
 
     def __init__(self, backbone, objective="pointwise", dropout=0.1,
-                 preprocessor=None, **kwargs):
+                 preprocessor=None, score_activation="linear", **kwargs):
         if objective not in OBJECTIVES:
             raise ValueError(
                 f"BertCrossEncoder: objective must be one of {OBJECTIVES}; "
                 f"got {objective!r}.")
+        if score_activation not in SCORE_ACTIVATIONS:
+            raise ValueError(
+                "BertCrossEncoder: score_activation must be one of "
+                f"{SCORE_ACTIVATIONS}; got {score_activation!r}.")
         # === Layers ===
         head_dropout, head = head_layers(backbone, 1, dropout,
                                          name="classifier")
@@ -74,6 +90,7 @@ class BertCrossEncoder(FinetuningMixin, keras.Model):
         # === Config ===
         self.objective = objective
         self.dropout = dropout
+        self.score_activation = score_activation
         self.compile()
 
     def call(self, inputs, training=False):
@@ -93,7 +110,8 @@ class BertCrossEncoder(FinetuningMixin, keras.Model):
     def score(self, queries, passages, batch_size=32, verbose="auto"):
         """Scores of `(queries[i], passages[i])` pairs, length-bucketed.
 
-        Returns float32 NumPy `(n,)` logits (higher is more relevant).
+        Returns float32 NumPy `(n,)` scores (higher is more relevant): the
+        logits, through `score_activation`.
         """
         if self.preprocessor is None:
             raise ValueError(
@@ -108,8 +126,11 @@ class BertCrossEncoder(FinetuningMixin, keras.Model):
             return np.zeros((0,), "float32")
         progress = progress_bar(len(queries), batch_size, verbose, "pair")
         packed = self.preprocessor.pack_pairs(queries, passages)
-        return predict_bucketed(self, packed, batch_size=batch_size,
-                                progress=progress).astype("float32")
+        logits = predict_bucketed(self, packed, batch_size=batch_size,
+                                  progress=progress).astype("float32")
+        if self.score_activation == "sigmoid":
+            return (1.0 / (1.0 + np.exp(-logits))).astype("float32")
+        return logits
 
     def rerank(self, query, passages, top_k=None, batch_size=32):
         """Orders `passages` by relevance to `query`.
@@ -133,7 +154,27 @@ class BertCrossEncoder(FinetuningMixin, keras.Model):
             return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
         return [keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)]
 
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, preprocessor="auto",
+                    sequence_length=None, **kwargs):
+        """A cross-encoder from a pretrained model's name or directory.
+
+        As `Task.from_preset`; a Hugging Face or sentence-transformers
+        checkpoint (e.g. "cross-encoder/ms-marco-MiniLM-L-6-v2") loads
+        with its head and the score activation sentence-transformers
+        applies to it, unless `score_activation` is given.
+        """
+        preset = resolve_preset(preset, load_weights,
+                                kwargs.get("allow_pickle", False))
+        if "score_activation" not in kwargs:
+            activation = cross_encoder_activation(preset)
+            if activation is not None:
+                kwargs["score_activation"] = activation
+        return super().from_preset(preset, load_weights, preprocessor,
+                                   sequence_length, **kwargs)
+
     def get_config(self):
         config = super().get_config()
-        config.update(objective=self.objective, dropout=self.dropout)
+        config.update(objective=self.objective, dropout=self.dropout,
+                      score_activation=self.score_activation)
         return config

@@ -5,6 +5,8 @@ from keras_bert.labels import IGNORE_LABEL
 from keras_bert.models.finetuning_task import FinetuningTask
 from keras_bert.models.finetuning_task import float32_logits
 from keras_bert.models.finetuning_task import head_layers
+from keras_bert.models.label_names import checked_label_names
+from keras_bert.models.label_names import named
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -26,6 +28,10 @@ class BertTokenClassifier(FinetuningTask):
         dropout: float. Dropout on the sequence output before the head.
         preprocessor: optional
             `keras_bert.preprocessing.tasks.BertTokenClassifierPreprocessor`.
+        label_names: optional list of str, one tag name per class in id
+            order (`from_preset` takes a Hugging Face checkpoint's
+            `id2label`); `predict_labels` answers with them and exports
+            serve them.
 
     Example:
     >>> import numpy as np
@@ -53,12 +59,14 @@ class BertTokenClassifier(FinetuningTask):
     reads_pooled_output = False
 
     def __init__(self, backbone, num_classes, dropout=0.1, preprocessor=None,
-                 **kwargs):
+                 label_names=None, **kwargs):
         if num_classes < 2:
             raise ValueError(
                 f"BertTokenClassifier: num_classes must be >= 2, got "
                 f"{num_classes}."
             )
+        label_names = checked_label_names(label_names, num_classes,
+                                          "BertTokenClassifier")
         # === Layers ===
         head_dropout, head = head_layers(
             backbone, num_classes, dropout, name="token_classifier"
@@ -77,6 +85,7 @@ class BertTokenClassifier(FinetuningTask):
         # === Config ===
         self.num_classes = num_classes
         self.dropout = dropout
+        self.label_names = label_names
         self.token_classifier_head = head
         # === Default compilation ===
         self.compile()
@@ -116,7 +125,18 @@ class BertTokenClassifier(FinetuningTask):
             for i, sentence in enumerate(positions)
         ]
 
+    def predict_labels(self, words, batch_size=None, **kwargs):
+        """`predict_words` with each tag's name (its id without
+        `label_names`).
+
+        Returns:
+            list of lists of str (or int), each as long as its sentence.
+        """
+        return named(self.predict_words(words, batch_size=batch_size,
+                                        **kwargs), self.label_names)
+
     def get_config(self):
         config = super().get_config()
-        config.update(num_classes=self.num_classes, dropout=self.dropout)
+        config.update(num_classes=self.num_classes, dropout=self.dropout,
+                      label_names=self.label_names)
         return config

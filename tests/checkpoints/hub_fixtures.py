@@ -6,6 +6,9 @@ and a loopback server that answers as the Hub does.
 `snapshots/<commit>/` links into the blobs, `refs/main`), so keras_bert,
 transformers and sentence-transformers read the same files offline.
 
+`add_to_kaggle_cache` does the same for kagglehub's cache (keras-hub
+presets).
+
 `FakeHub` serves repositories over HTTP on 127.0.0.1 with the endpoints a
 download uses (`/api/models/...` for the commit and file list,
 `/ORG/NAME/resolve/<commit>/<file>` for the files) and the Hub's error
@@ -215,6 +218,19 @@ class FakeHub:
                 self.wfile.write(data)
 
         return Handler
+
+
+def add_to_kaggle_cache(cache_dir, handle, source_dir):
+    """Writes `source_dir` into kagglehub's cache (`KAGGLEHUB_CACHE`) as
+    model `handle` (OWNER/MODEL/FRAMEWORK/VARIATION/VERSION), with the
+    completion marker kagglehub writes after a download."""
+    owner, model, framework, variation, version = handle.split("/")
+    base = os.path.join(cache_dir, "models", owner, model, framework,
+                        variation)
+    shutil.copytree(source_dir, os.path.join(base, version))
+    with open(os.path.join(base, f"{version}.complete"), "w"):
+        pass
+    return os.path.join(base, version)
 
 
 def copy_tree(source_dir, target_dir, skip=()):

@@ -5,6 +5,7 @@ import os
 import shutil
 import tempfile
 import types
+from unittest import mock
 
 import keras
 import numpy as np
@@ -16,6 +17,7 @@ from keras_bert.checkpoints import load_checkpoint_weights
 from keras_bert.checkpoints.keras_hub_presets import keras_hub_state
 from keras_bert.checkpoints.weight_conversion import load_state_into_model
 from keras_bert.preprocessing import vocabulary_io
+from tests.checkpoints.hub_fixtures import add_to_kaggle_cache
 from tests.checkpoints.test_presets_and_export import randomized
 from tests.test_case import TestCase
 from tests.test_case import to_numpy
@@ -236,3 +238,55 @@ class KerasHubOtherPresetsTest(TestCase):
         actual = to_numpy(pretrainer.backbone(backbone_inputs()))
         self.assertAllClose(actual["sequence_output"],
                             expected["sequence_output"], atol=ATOL, rtol=0)
+
+
+class KerasHubPresetNameTest(TestCase):
+    """keras-hub preset names and kaggle:// handles, from kagglehub's cache
+    (built here in its own layout), load as keras-hub loads the files."""
+
+    @classmethod
+    def setUpClass(cls):
+        from keras_bert.checkpoints.kaggle_download import keras_hub_handle
+
+        KerasHubPresetTest.setUpClass.__func__(cls)
+        cls.kaggle_cache = os.path.join(cls.scratch, "kagglehub")
+        cls.handles = {}
+        for name, directory in (("bert_tiny_en_uncased", cls.backbone_dir),
+                                ("bert_tiny_en_uncased_sst2", cls.task_dir)):
+            cls.handles[name] = keras_hub_handle(name)
+            add_to_kaggle_cache(cls.kaggle_cache,
+                                cls.handles[name][len("kaggle://"):],
+                                directory)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.scratch, ignore_errors=True)
+
+    def setUp(self):
+        super().setUp()
+        self.enterContext(mock.patch.dict(
+            os.environ, {"KAGGLEHUB_CACHE": self.kaggle_cache}))
+
+    def test_backbone_by_preset_name_and_kaggle_handle(self):
+        expected = to_numpy(self.hub_backbone(backbone_inputs()))
+        for preset in ("bert_tiny_en_uncased",
+                       self.handles["bert_tiny_en_uncased"]):
+            actual = to_numpy(keras_bert.BertBackbone.from_preset(preset)(
+                backbone_inputs()))
+            self.assertAllClose(actual["sequence_output"],
+                                expected["sequence_output"], atol=ATOL,
+                                rtol=0, msg=preset)
+
+    def test_classifier_by_task_preset_name(self):
+        model = keras_bert.BertClassifier.from_preset(
+            "bert_tiny_en_uncased_sst2")
+        self.assertAllClose(to_numpy(model(backbone_inputs())),
+                            to_numpy(self.hub_classifier(backbone_inputs())),
+                            atol=ATOL, rtol=0)
+        self.assertEqual(model.preprocessor.tokenizer.get_vocabulary(),
+                         VOCABULARY)
+
+    def test_uncached_handle_names_the_cache(self):
+        with self.assertRaisesRegex(CheckpointError, "kagglehub"):
+            keras_bert.BertBackbone.from_preset(
+                "kaggle://keras/bert/keras/bert_nope/1")

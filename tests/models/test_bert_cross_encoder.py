@@ -120,10 +120,18 @@ class BertCrossEncoderTest(TestCase):
         encoded = transformers.BertTokenizerFast.from_pretrained(directory)(
             queries, passages, padding=True, return_tensors="pt")
         with torch.no_grad():
-            expected = reference(**encoded).logits[:, 0].numpy()
+            logits = reference(**encoded).logits[:, 0]
+        # A one-label checkpoint scores through a sigmoid, as
+        # sentence-transformers' CrossEncoder scores it.
+        self.assertEqual(model.score_activation, "sigmoid")
+        expected = torch.sigmoid(logits).numpy()
         self.assertAllClose(model.score(queries, passages), expected,
                             atol=1e-4, rtol=1e-4)
         preset = os.path.join(self.get_temp_dir(), "preset")
         model.save_to_preset(preset)
         self.assertAllClose(BertCrossEncoder.from_preset(preset).score(
             queries, passages), expected, atol=1e-4, rtol=1e-4)
+        linear = BertCrossEncoder.from_preset(directory,
+                                              score_activation="linear")
+        self.assertAllClose(linear.score(queries, passages), logits.numpy(),
+                            atol=1e-4, rtol=1e-4)
