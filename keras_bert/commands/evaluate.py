@@ -15,6 +15,7 @@ import json
 from keras_bert.commands.precision_argument import add_precision_argument
 from keras_bert.commands.task_files import TASKS
 from keras_bert.commands.task_files import add_data_arguments
+from keras_bert.commands.task_files import check_model_labels
 from keras_bert.commands.task_files import encode_labels
 from keras_bert.commands.task_files import read_task_data
 from keras_bert.commands.task_files import resolve_columns
@@ -52,7 +53,11 @@ def run(args):
     task = args.task or info["task"]
     columns = resolve_columns(task, args, info.get("columns"))
     names = args.labels or info.get("labels")
-    data = read_task_data(task, args.data, columns, args.max_examples)
+    data = read_task_data(task, args.data, columns, args.max_examples,
+                          args.skip_bad_rows)
+    if model is None and not args.labels:
+        # The names the model was fine-tuned with (finetune.json).
+        check_model_labels(task, data, names, columns)
     data["y"] = encode_labels(task, data, names, columns)
     if model is None:
         model, _ = load_finetuned(args.model, args.precision)

@@ -127,7 +127,6 @@ def _check_output(output):
     if os.path.isfile(os.path.join(best, "config.json")):
         print(f"{output} holds an earlier run: its best/ is replaced when "
               "this run's first epoch is scored.")
-    os.makedirs(output, exist_ok=True)
 
 
 def _load_pretrained(path):
@@ -197,7 +196,8 @@ def run(args):
     task = args.task
     columns = task_files.resolve_columns(task, args)
     train, validation = (
-        task_files.read_task_data(task, path, columns, args.max_examples)
+        task_files.read_task_data(task, path, columns, args.max_examples,
+                                  args.skip_bad_rows)
         for path in (args.train, args.validation))
     names = task_files.label_names(task, train, columns, args.labels)
     for data in (train, validation):
@@ -210,8 +210,11 @@ def run(args):
     batch_size = distribution.global_batch_size(args.batch_size, engine)
     with distribution.distribution_scope(engine):
         backbone, tokenizer = _load_pretrained(args.model)
-        length = min(args.sequence_length or DEFAULT_SEQUENCE_LENGTH.get(
-            task, 128), backbone.max_sequence_length)
+        # The default fits the model; a --sequence-length beyond its
+        # positions is refused by the task model.
+        length = args.sequence_length or min(
+            DEFAULT_SEQUENCE_LENGTH.get(task, 128),
+            backbone.max_sequence_length)
         model = build_task_model(
             task, backbone, tokenizer, length, len(names or ()),
             len(columns["choices"] or ()), args.doc_stride)
@@ -246,6 +249,9 @@ def run(args):
             monitor, save, output)
         validation_data = (None if task == "squad"
                            else (validation["x"], validation["y"]))
+        if output:
+            # Made now: a run that fails before training leaves no folder.
+            os.makedirs(output, exist_ok=True)
         model.fit(x, y, batch_size=batch_size, epochs=args.epochs,
                   validation_data=validation_data, callbacks=[callback])
     best = callback.best

@@ -50,6 +50,9 @@ def add_data_arguments(parser):
                        "training file's labels, sorted; for ner 'O' first)")
     group.add_argument("--max-examples", type=int, metavar="N",
                        help="use only the first N examples of each file")
+    group.add_argument("--skip-bad-rows", action="store_true",
+                       help="leave out table rows that lack a column (their "
+                       "lines are logged); by default they stop the run")
 
 
 def resolve_columns(task, args, saved=None):
@@ -80,8 +83,10 @@ def _first(items, count):
     return items if count is None else items[:count]
 
 
-def read_task_data(task, path, columns, max_examples=None):
-    """Reads a labelled file of `task` with `keras_bert`'s readers.
+def read_task_data(task, path, columns, max_examples=None,
+                   skip_bad_rows=False):
+    """Reads a labelled file of `task` with `keras_bert`'s readers
+    (`skip_bad_rows`: see `read_table`).
 
     Returns a dict with "path", "count" and, for squad, "questions" (those
     with an answer); otherwise "x" (the model's raw input: strings, a
@@ -104,7 +109,7 @@ def read_task_data(task, path, columns, max_examples=None):
         return {"path": path, "x": words, "count": len(words),
                 "labels": _first(data["tags"], max_examples)}
     table = readers.read_table(path, text_columns(task, columns),
-                               columns["label"])
+                               columns["label"], skip_bad_rows=skip_bad_rows)
     texts = [_first(column, max_examples) for column in table["texts"]]
     if task == "choice":
         x = (texts[0], [list(row) for row in zip(*texts[1:])])
@@ -184,6 +189,23 @@ def label_names(task, data, columns, given=None):
             + (" (use --task regress for numeric targets)."
                if task != "ner" else "."))
     return names
+
+
+def check_model_labels(task, data, names, columns):
+    """Refuses a label the model does not spell (`names`, from its
+    finetune.json): "0" and "1" are not taken for "neg" and "pos"."""
+    if task not in ("classify", "pair", "ner") or not names:
+        return
+    labels = data["labels"]
+    found = ({tag for sentence in labels for tag in sentence}
+             if task == "ner" else set(labels))
+    unknown = sorted(found - set(names))
+    if unknown:
+        raise _bad_label(task, data["path"], columns, unknown[0],
+                         f"is not one of the model's labels "
+                         f"({', '.join(names)}); spell them as the model "
+                         "was fine-tuned with (its finetune.json), or map "
+                         "ids to names with --labels.")
 
 
 def encode_labels(task, data, names, columns):

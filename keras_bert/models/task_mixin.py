@@ -10,6 +10,8 @@ from keras_bert.models.adapters_mixin import AdaptersMixin
 from keras_bert.models.build_before_tracing import build_before_tracing
 from keras_bert.models.bucketed_inference import predict_bucketed
 from keras_bert.models.bucketed_inference import progress_bar
+from keras_bert.models.label_checks import checked_labels
+from keras_bert.models.sequence_length_check import check_sequence_length
 from keras_bert.models.task_presets_mixin import TaskPresetsMixin
 from keras_bert.models.xla_default import xla_by_default
 from keras_bert.quantization import needs_xla
@@ -63,6 +65,7 @@ class TaskMixin(TaskPresetsMixin, AdaptersMixin):
     reads_pooled_output = True
 
     def __init__(self, *args, backbone=None, preprocessor=None, **kwargs):
+        check_sequence_length(preprocessor, backbone)
         super().__init__(*args, **kwargs)
         self.backbone = backbone
         self.preprocessor = preprocessor
@@ -201,6 +204,11 @@ class TaskMixin(TaskPresetsMixin, AdaptersMixin):
     def fit(self, x=None, y=None, batch_size=None, epochs=1,
             sample_weight=None, validation_data=None, shuffle=True,
             initial_epoch=0, steps_per_epoch=None, **kwargs):
+        y = checked_labels(self, y)
+        if isinstance(validation_data, tuple) and len(validation_data) > 1:
+            validation_data = (validation_data[0],
+                               checked_labels(self, validation_data[1]),
+                               *validation_data[2:])
         if self._takes_raw_input():
             if validation_data is not None:
                 # Not repeated: `evaluate` starts a new iterator each time.
@@ -235,6 +243,7 @@ class TaskMixin(TaskPresetsMixin, AdaptersMixin):
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
                  **kwargs):
+        y = checked_labels(self, y)
         # `fit` evaluates on the validation set it already preprocessed.
         if not self._takes_raw_input() or kwargs.get("_use_cached_eval_dataset"):
             return super().evaluate(

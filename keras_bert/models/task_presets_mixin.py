@@ -8,6 +8,7 @@ from keras_bert.checkpoints.loading import load_task
 from keras_bert.checkpoints.preset_names import resolve_preset
 from keras_bert.checkpoints.saving import save_to_preset
 from keras_bert.models.bert_backbone import BertBackbone
+from keras_bert.models.sequence_length_check import check_sequence_length
 
 
 def _import_object(path):
@@ -63,6 +64,7 @@ class TaskPresetsMixin:
         model = load_task(cls, preset, load_weights=load_weights, **kwargs)
         if preprocessor == "auto":
             preprocessor = model._preset_preprocessor(preset, sequence_length)
+        check_sequence_length(preprocessor, model.backbone)
         model.preprocessor = preprocessor
         return model
 

@@ -43,6 +43,17 @@ class Preprocessor(PreprocessingLayer):
                 f"{type(self).__name__}: `tokenizer` must be a "
                 f"keras_bert.BertTokenizer; got {type(tokenizer).__name__}."
             )
+        limit = tokenizer.model_max_length
+        if isinstance(sequence_length, int) and limit and (
+                sequence_length > limit):
+            # The tokenizer's preset records the model's positions; a
+            # longer packing would fail only at the model's first call.
+            raise ValueError(
+                f"{type(self).__name__}: sequence_length={sequence_length} "
+                f"is more than the {limit} positions of the model this "
+                f"tokenizer belongs to (its model_max_length); pass "
+                f"sequence_length={limit} or less, or a tokenizer with "
+                "model_max_length=None for a model with more positions.")
         self.tokenizer = tokenizer
         self.sequence_length = sequence_length
         self.truncate = truncate

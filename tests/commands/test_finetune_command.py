@@ -318,6 +318,55 @@ class FinetuneCommandTest(TestCase):
         self.assert_fails(f"{data}:1: tag 'PER' is not IOB",
                           *self.finetune_args("ner", data, data))
 
+    def test_malformed_rows_stop_the_run_with_their_lines(self):
+        from keras_bert.commands import task_files
+
+        train = write(os.path.join(self.get_temp_dir(), "bad.tsv"),
+                      "text\tlabel\ngood\tpos\nbad\tneg\textra\nfine\n"
+                      + "a great film\tpos\n" * 3)
+        argv = self.finetune_args("classify", train, train)
+        self.assert_fails(f"{train}: 2 of 6 rows are malformed (lines 3, 4; "
+                          "line 3: its cells do not match the header's). "
+                          "Fix them, or leave them out with --skip-bad-rows",
+                          *argv)
+        # The run failed before training: no output folder is left.
+        self.assertFalse(os.path.exists(argv[argv.index("--output") + 1]))
+        columns = task_files.resolve_columns("classify", mock.Mock(**{
+            option: None for option in task_files.COLUMN_OPTIONS.values()}))
+        with self.assertLogs("keras_bert.preprocessing.tasks.readers") as logs:
+            data = task_files.read_task_data("classify", train, columns,
+                                             skip_bad_rows=True)
+        self.assertEqual(data["count"], 4)
+        self.assertIn("skipped 2 of 6 malformed rows (lines 3, 4)",
+                      logs.output[0])
+
+    def test_a_run_that_fails_to_load_leaves_no_output_folder(self):
+        train = self.table("train.tsv", ["text", "label"], SENTENCES)
+        argv = list(self.finetune_args("classify", train, train))
+        argv[argv.index("--model") + 1] = os.path.join(self.get_temp_dir(),
+                                                       "missing")
+        self.assert_fails("no such directory", *argv)
+        self.assertFalse(os.path.exists(argv[argv.index("--output") + 1]))
+        # Nor one whose sequence length the model cannot hold.
+        argv = self.finetune_args("classify", train, train,
+                                  "--sequence-length", "600")
+        self.assert_fails("sequence_length=600 tokens but the backbone has "
+                          "max_sequence_length=48 positions", *argv)
+        self.assertFalse(os.path.exists(argv[argv.index("--output") + 1]))
+
+    def test_evaluate_refuses_labels_the_model_does_not_spell(self):
+        from keras_bert.commands.predict import save_task_info
+
+        best = os.path.join(self.get_temp_dir(), "best")
+        os.makedirs(best)
+        save_task_info(best, {"task": "classify", "labels": ["neg", "pos"],
+                              "columns": {"text": "text"}})
+        data = self.table("dev.tsv", ["text", "label"],
+                          [("good", "1"), ("bad", "0")])
+        self.assert_fails(f"{data}:3: label '0' is not one of the model's "
+                          "labels (neg, pos)", "evaluate", "--model", best,
+                          "--data", data)
+
     def test_an_earlier_run_in_output_is_announced(self):
         from keras_bert.commands.finetune import _check_output
 

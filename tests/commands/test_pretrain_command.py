@@ -247,10 +247,19 @@ class PretrainBadInputTest(TestCase):
                 file.write(lines_or_bytes)
         else:
             write_lines(path, lines_or_bytes)
+        output = os.path.join(self.root, "out")
         with self.assertRaisesRegex(SystemExit, pattern):
             run_cli("pretrain", "--corpus", path, "--vocab", self.vocabulary,
-                    "--steps", "2", "--output",
-                    os.path.join(self.root, "out"), *extra)
+                    "--steps", "2", "--output", output, *extra)
+        # A run that fails before training leaves no folder behind.
+        self.assertFalse(os.path.exists(output))
+
+    def test_missing_corpus(self):
+        with self.assertRaisesRegex(SystemExit, "missing.txt"):
+            run_cli("pretrain", "--corpus",
+                    os.path.join(self.root, "missing.txt"), "--steps", "2",
+                    "--output", os.path.join(self.root, "out"))
+        self.assertFalse(os.path.exists(os.path.join(self.root, "out")))
 
     def test_file_without_sentences(self):
         self.assertFails(["", "   ", ""], "bad.txt contains no sentences")

@@ -1,7 +1,8 @@
 """Readers for fine-tuning data files: tables, CoNLL columns, SQuAD JSON.
 
-Each reader returns plain Python lists, names the file and line of what it
-cannot use, and counts (instead of crashing on) rows it has to skip.
+Each reader returns plain Python lists and names the file and line of
+what it cannot use; a table's malformed rows are refused with their line
+numbers, or left out (and their lines logged) when the caller says so.
 
 * Tables: TSV (`.tsv`, `.txt`), CSV (`.csv`) with a header row, or JSON
   lines (`.jsonl`, `.json` with one object per line). Columns are chosen
@@ -70,12 +71,13 @@ def table_rows(path, delimiter, has_header):
 
 
 def read_table(path, text_columns, label_column=None, delimiter=None,
-               has_header=True):
+               has_header=True, skip_bad_rows=False):
     """Reads text columns (and a label column) from a TSV/CSV/JSONL file.
 
-    Rows that lack a column, or whose text is empty, are skipped and
-    counted; a column missing from the header or from every row is an
-    error.
+    A row whose cells do not match the header, or that lacks a column or
+    has it empty, is an error that gives the lines of every such row;
+    with `skip_bad_rows` they are left out and their lines logged. A
+    column missing from the header or from every row is an error.
 
     Args:
         path: str. The file.
@@ -85,6 +87,8 @@ def read_table(path, text_columns, label_column=None, delimiter=None,
         delimiter: str or None. None picks by extension ("," for .csv,
             tab otherwise).
         has_header: bool. First row holds column names.
+        skip_bad_rows: bool. Leave malformed rows out instead of refusing
+            the file.
 
     Returns:
         dict with "texts" (a list per text column), "labels" (list of
@@ -95,11 +99,11 @@ def read_table(path, text_columns, label_column=None, delimiter=None,
                                     else [])
     texts = [[] for _ in text_columns]
     labels = [] if label_column is not None else None
-    skipped, seen_columns, rows = 0, set(), 0
+    bad, seen_columns, rows = [], set(), 0
     for number, row in table_rows(path, delimiter, has_header):
         rows += 1
         if row is None:
-            skipped += 1
+            bad.append((number, "its cells do not match the header's"))
             continue
         if isinstance(row, dict):
             seen_columns.update(row)
@@ -110,13 +114,12 @@ def read_table(path, text_columns, label_column=None, delimiter=None,
             except (KeyError, IndexError, TypeError):
                 value = None
             values.append(None if value is None else str(value))
-        text_values = values[: len(text_columns)]
-        if any(v is None or not v.strip() for v in text_values) or (
-            labels is not None and (values[-1] is None or not values[-1].strip())
-        ):
-            skipped += 1
+        empty = [column for column, value in zip(columns, values)
+                 if value is None or not value.strip()]
+        if empty:
+            bad.append((number, f"column {empty[0]!r} is empty or missing"))
             continue
-        for column_texts, value in zip(texts, text_values):
+        for column_texts, value in zip(texts, values):
             column_texts.append(value)
         if labels is not None:
             labels.append(values[-1].strip())
@@ -134,10 +137,17 @@ def read_table(path, text_columns, label_column=None, delimiter=None,
             f"{path}: none of the {rows} rows has all of the columns "
             f"{columns}."
         )
-    if skipped:
-        logger.warning("%s: skipped %d of %d rows with a missing or empty "
-                       "column.", path, skipped, rows)
-    return {"texts": texts, "labels": labels, "skipped": skipped}
+    if bad:
+        lines = ", ".join(str(number) for number, _ in bad[:10]) + (
+            f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+        if not skip_bad_rows:
+            raise DataFileError(
+                f"{path}: {len(bad)} of {rows} rows are malformed (lines "
+                f"{lines}; line {bad[0][0]}: {bad[0][1]}). Fix them, or "
+                "leave them out with --skip-bad-rows (skip_bad_rows=True).")
+        logger.warning("%s: skipped %d of %d malformed rows (lines %s).",
+                       path, len(bad), rows, lines)
+    return {"texts": texts, "labels": labels, "skipped": len(bad)}
 
 
 def read_conll(path, token_column=0, tag_column=-1):

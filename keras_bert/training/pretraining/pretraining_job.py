@@ -105,7 +105,20 @@ class PretrainingJob:
 
     def prepare(self):
         """Sets up the engine, reads the corpus, gets the vocabulary and
-        builds the model."""
+        builds the model.
+
+        When it fails (a missing or empty corpus, a bad vocabulary), an
+        output directory it created is removed again.
+        """
+        created = not os.path.exists(self.output_dir)
+        try:
+            self._prepare()
+        except BaseException:
+            if created:
+                shutil.rmtree(self.output_dir, ignore_errors=True)
+            raise
+
+    def _prepare(self):
         self._configure_distribution()
         start = time.perf_counter()
         os.makedirs(self.output_dir, exist_ok=True)
