@@ -75,3 +75,27 @@ def test_guide_runs_and_prints_what_it_says(guide, tmp_path):
     promised = [p for block in blocks for p in promised_output(block)]
     missing = [p for p in promised if not any(line == p for line in printed)]
     assert not missing, (missing, result.stdout[-3000:])
+
+
+@pytest.mark.large
+@pytest.mark.slow
+@script_runs_under("tensorflow")
+def test_readme_quickstart_runs_by_name(tmp_path):
+    """The README's quickstart, as written, from a Hugging Face cache that
+    holds the model it names (built here; no network)."""
+    from tests.checkpoints.hub_fixtures import add_to_cache
+    from tests.checkpoints.reference_checkpoints import MINILM_DIR
+
+    quickstart = python_blocks("README.md")[0]
+    cache = str(tmp_path / "hub")
+    add_to_cache(cache, "sentence-transformers/all-MiniLM-L6-v2", MINILM_DIR)
+    result = subprocess.run(
+        [sys.executable, "-c", quickstart], cwd=tmp_path, capture_output=True,
+        text=True, env={**os.environ, "PYTHONPATH": ROOT,
+                        "HF_HUB_CACHE": cache, "HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    printed = result.stdout.splitlines()
+    missing = [p for p in promised_output(quickstart) if p not in printed]
+    assert not missing, (missing, result.stdout[-3000:])
+    assert (tmp_path / "exported" / "sst2" / "1" / "saved_model.pb").exists()
+    assert (tmp_path / "hf-out" / "model.safetensors").exists()
