@@ -28,9 +28,10 @@ def add_parser(subparsers):
         description=__doc__.split("\n\n", 2)[2])
     parser.add_argument("file", metavar="FILE", help="texts: a text file "
                         "(one a line) or a TSV/CSV/JSONL file")
-    parser.add_argument("--model", required=True, metavar="DIR",
+    parser.add_argument("--model", required=True, metavar="DIR_OR_NAME",
                         help="sentence-transformers, BERT or keras_bert "
-                        "directory")
+                        "directory, or a name (e.g. "
+                        "sentence-transformers/all-MiniLM-L6-v2)")
     parser.add_argument("--output", metavar="OUTPUT",
                         help="the .npy to write (default: FILE.npy)")
     parser.add_argument("--column", default="sentence",
@@ -87,7 +88,9 @@ def run(args):
         args.output or os.path.splitext(args.file)[0] + ".npy")
     np.save(vectors_path, vectors)
     with open(metadata_path, "w", encoding="utf-8") as file:
-        json.dump({"model": os.path.abspath(args.model),
+        # A directory by its absolute path, a model's name as it is.
+        json.dump({"model": (os.path.abspath(args.model) if os.path.isdir(
+                       args.model) else args.model),
                    "source": os.path.abspath(args.file),
                    "sequence_length": model.preprocessor.sequence_length,
                    "precision": args.precision,

@@ -17,6 +17,7 @@ from keras_bert.commands.task_files import TASKS
 from keras_bert.commands.task_files import add_data_arguments
 from keras_bert.commands.task_files import check_model_labels
 from keras_bert.commands.task_files import encode_labels
+from keras_bert.commands.model_argument import resolve_model
 from keras_bert.commands.task_files import read_task_data
 from keras_bert.commands.task_files import resolve_columns
 from keras_bert.commands.task_files import score
@@ -30,8 +31,9 @@ def add_parser(subparsers):
         "labelled TSV/CSV/JSONL, CoNLL or SQuAD file; print the metrics as "
         "JSON.",
     )
-    parser.add_argument("--model", required=True, metavar="DIR",
-                        help="a fine-tuned preset (e.g. OUTPUT/best)")
+    parser.add_argument("--model", required=True, metavar="DIR_OR_NAME",
+                        help="a fine-tuned preset (e.g. OUTPUT/best), or a "
+                        "fine-tuned Hugging Face model by name or directory")
     parser.add_argument("--data", required=True, metavar="FILE")
     parser.add_argument("--task", choices=TASKS,
                         help="default: the task the model was fine-tuned on")
@@ -46,10 +48,11 @@ def run(args):
     from keras_bert.commands.predict import load_finetuned
     from keras_bert.commands.predict import read_task_info
 
+    model_dir = resolve_model(args.model)
     # The data is read and checked before the (slow) model load if it can.
-    model, info = None, read_task_info(args.model)
+    model, info = None, read_task_info(model_dir)
     if info is None:
-        model, info = load_finetuned(args.model, args.precision)
+        model, info = load_finetuned(model_dir, args.precision)
     task = args.task or info["task"]
     columns = resolve_columns(task, args, info.get("columns"))
     names = args.labels or info.get("labels")
@@ -60,7 +63,7 @@ def run(args):
         check_model_labels(task, data, names, columns)
     data["y"] = encode_labels(task, data, names, columns)
     if model is None:
-        model, _ = load_finetuned(args.model, args.precision)
+        model, _ = load_finetuned(model_dir, args.precision)
     result = {"task": task, "data": args.data, "precision": args.precision,
               **score(model, task, data, names, args.batch_size)}
     print(json.dumps(result, indent=2))

@@ -3,8 +3,11 @@
     keras-bert export runs/sst2/best exported/sst2/1 --format savedmodel
     keras-bert export runs/sst2/best sst2.onnx --format onnx --overwrite
 
-MODEL_DIR is a keras_bert preset (a backbone or a fine-tuned task) or a
-Hugging Face / Google checkpoint directory (loaded as a backbone). A
+MODEL_DIR is a keras_bert preset (a backbone or a fine-tuned task), a
+Hugging Face / Google checkpoint directory, or a pretrained model's name
+(`dslim/bert-base-NER`, `bert_base_en_uncased`); a fine-tuned Hugging
+Face checkpoint is exported as its task (with its labels), any other as
+a backbone. A
 `BertPretrainer` (the `model/` of `keras-bert pretrain`) is exported as
 its backbone: serving takes text or token ids and returns embeddings.
 The SavedModel takes strings when the directory has a `vocab.txt`
@@ -25,7 +28,8 @@ def add_parser(subparsers):
         "serving: a TensorFlow SavedModel (strings in) or ONNX (packed ids).",
     )
     parser.add_argument("model_dir", metavar="MODEL_DIR",
-                        help="keras_bert preset or HF / Google checkpoint")
+                        help="keras_bert preset, HF / Google checkpoint, or "
+                        "a model's name")
     parser.add_argument("output", metavar="OUTPUT",
                         help="SavedModel directory, or .onnx file")
     parser.add_argument("--format", choices=FORMATS, required=True)
@@ -55,11 +59,16 @@ def load_exportable(path):
     A `BertPretrainer` is replaced by its backbone, the part that serves.
     """
     from keras_bert import BertBackbone
+    import keras_bert
     from keras_bert import BertPretrainer
     from keras_bert import checkpoints
+    from keras_bert.commands.model_argument import huggingface_task
 
+    fine_tuned = huggingface_task(path)
     if checkpoints.detect_layout(path) == "keras_bert":
         model = checkpoints.load_preset_model(path)
+    elif fine_tuned is not None:
+        model = getattr(keras_bert, fine_tuned[1]).from_preset(path)
     else:
         model = BertBackbone.from_preset(path)
     if isinstance(model, BertPretrainer):
@@ -79,13 +88,15 @@ def _names(text):
 
 
 def run(args):
+    from keras_bert.commands.model_argument import resolve_model
     from keras_bert.commands.predict import read_task_info
     from keras_bert.export import export_onnx
     from keras_bert.export import export_saved_model
 
-    model, tokenizer = load_exportable(args.model_dir)
+    model_dir = resolve_model(args.model_dir)
+    model, tokenizer = load_exportable(model_dir)
     label_names = (_names(args.label_names)
-                   or (read_task_info(args.model_dir) or {}).get("labels"))
+                   or (read_task_info(model_dir) or {}).get("labels"))
     if args.format == "onnx":
         export_onnx(model, args.output, overwrite=args.overwrite,
                     label_names=label_names, opset=args.opset)

@@ -39,11 +39,12 @@ def load_masked_lm(path):
     """
     from keras_bert import BertPretrainer
     from keras_bert.checkpoints import detect_layout
+    from keras_bert.commands.model_argument import resolve_model
     from keras_bert.checkpoints.loading import read_bert_checkpoint
     from keras_bert.preprocessing import BertTokenizer
 
     if not os.path.isdir(path):
-        raise FileNotFoundError(f"Model directory not found: {path}")
+        path = resolve_model(path)
     if (not os.path.isfile(os.path.join(path, "config.json"))
             and os.path.isdir(os.path.join(path, "model"))):
         # A `keras-bert pretrain` run directory: its final preset.

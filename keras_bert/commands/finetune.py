@@ -43,9 +43,11 @@ def add_parser(subparsers):
                         help="TSV/CSV/JSONL (CoNLL for ner, SQuAD JSON for "
                         "squad)")
     parser.add_argument("--validation", required=True, metavar="FILE")
-    parser.add_argument("--model", required=True, metavar="PRESET_DIR",
-                        help="pretrained checkpoint with its vocabulary "
-                        "(Hugging Face, Google or keras_bert directory)")
+    parser.add_argument("--model", required=True, metavar="DIR_OR_NAME",
+                        help="pretrained checkpoint with its vocabulary: a "
+                        "Hugging Face, Google or keras_bert directory, or a "
+                        "name (google-bert/bert-base-uncased, "
+                        "bert_base_en_uncased)")
     parser.add_argument("--output", required=True, metavar="DIR",
                         help="where the best model (DIR/best), metrics and "
                         "curves go")
@@ -130,14 +132,11 @@ def _check_output(output):
 
 
 def _load_pretrained(path):
-    from keras_bert import checkpoints
+    from keras_bert.commands.model_argument import resolve_model
     from keras_bert.models.bert_backbone import BertBackbone
     from keras_bert.preprocessing import BertTokenizer
 
-    if not os.path.isdir(path):
-        raise checkpoints.CheckpointError(
-            f"--model {path}: no such directory; give a BERT checkpoint "
-            "folder with its vocab.txt (Hugging Face, Google or keras_bert).")
+    path = resolve_model(path)
     return BertBackbone.from_preset(path), BertTokenizer.from_preset(path)
 
 

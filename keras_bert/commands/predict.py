@@ -18,12 +18,16 @@ import json
 import os
 import sys
 
+from keras_bert.commands.model_argument import huggingface_task
+from keras_bert.commands.model_argument import resolve_model
 from keras_bert.commands.precision_argument import add_precision_argument
 from keras_bert.commands.precision_argument import apply_precision
 from keras_bert.commands.precision_argument import load_overrides
 
 # Written into a fine-tuned preset: the task, label names and columns.
 TASK_FILE = "finetune.json"
+# `columns["text_pair"]` of a classifier that reads one text or a pair.
+PAIR_OPTIONAL = "optional"
 
 _FIELDS = {"classify": ("text",), "pair": ("text", "text pair"),
            "squad": ("question", "context"), "ner": ("words",)}
@@ -35,8 +39,10 @@ def add_parser(subparsers):
         help="run a fine-tuned model on text from a file or stdin",
         description=__doc__.split("\n\n", 2)[2],
     )
-    parser.add_argument("--model", required=True, metavar="DIR",
-                        help="a fine-tuned preset (e.g. OUTPUT/best)")
+    parser.add_argument("--model", required=True, metavar="DIR_OR_NAME",
+                        help="a fine-tuned preset (e.g. OUTPUT/best), or a "
+                        "fine-tuned Hugging Face model by name or directory "
+                        "(e.g. dslim/bert-base-NER)")
     parser.add_argument("--input", metavar="FILE",
                         help="examples, one a line (default: stdin)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
@@ -76,19 +82,43 @@ def read_task_info(model_dir):
         return json.load(handle)
 
 
-def load_finetuned(model_dir, precision="float32"):
-    """`(model, info)`: a fine-tuned preset's model and its task info.
+def _load_huggingface_task(model_dir, precision):
+    """`(model, info)` for a fine-tuned Hugging Face checkpoint, or None."""
+    import keras_bert
 
-    `info` is the preset's finetune.json (see `read_task_info`); without
-    one (a task preset saved from Python) the task follows the model class
-    and the labels are "LABEL_0", "LABEL_1", ... `precision` is a
-    `--precision` choice.
+    found = huggingface_task(model_dir)
+    if found is None or found[0] == "choice":
+        return None
+    task, class_name = found
+    model = apply_precision(getattr(keras_bert, class_name).from_preset(
+        model_dir, **load_overrides(precision)), precision)
+    labels = getattr(model, "label_names", None) or [
+        f"LABEL_{i}" for i in range(getattr(model, "num_classes", 0))]
+    # A sequence classifier reads one text or a pair, as each line has.
+    columns = {"text_pair": PAIR_OPTIONAL} if task == "classify" else {}
+    return model, {"task": task, "columns": columns, "labels": labels}
+
+
+def load_finetuned(model_dir, precision="float32"):
+    """`(model, info)`: a fine-tuned model and its task info.
+
+    A preset of `keras-bert finetune` brings its finetune.json (see
+    `read_task_info`); a task preset saved from Python gets the task of
+    its class and its `label_names` (else "LABEL_0", "LABEL_1", ...); a
+    fine-tuned Hugging Face checkpoint (`BertForSequenceClassification`,
+    `...TokenClassification`, `...QuestionAnswering`) the task of its
+    architecture and its `id2label`. `precision` is a `--precision`
+    choice.
     """
     from keras_bert import checkpoints
     from keras_bert.checkpoints import checkpoint_files
 
     info = read_task_info(model_dir)
     layout = checkpoints.detect_layout(model_dir)
+    loaded = (_load_huggingface_task(model_dir, precision)
+              if layout == checkpoint_files.HUGGINGFACE else None)
+    if loaded is not None:
+        return loaded
     if layout != checkpoint_files.KERAS_BERT:
         raise checkpoints.CheckpointError(
             f"--model {model_dir} is a pretrained "
@@ -108,7 +138,8 @@ def load_finetuned(model_dir, precision="float32"):
         choices = [f"choice {i}" for i in range(
             getattr(model, "num_choices", 0))]
         info = {"task": _model_task(model), "columns": {"choices": choices},
-                "labels": [f"LABEL_{i}" for i in range(count)]}
+                "labels": getattr(model, "label_names", None) or [
+                    f"LABEL_{i}" for i in range(count)]}
     return model, info
 
 
@@ -143,6 +174,9 @@ def _read_rows(path, info):
         if not line.strip():
             continue
         fields = [line] if task == "ner" else line.split("\t")
+        if columns.get("text_pair") == PAIR_OPTIONAL and not rows:
+            # The first line sets whether all are single texts or pairs.
+            names = _FIELDS["pair" if len(fields) == 2 else "classify"]
         if len(fields) != len(names):
             raise DataFileError(
                 f"{source}:{number}: {len(fields)} tab-separated fields; "
@@ -214,10 +248,11 @@ def format_prediction(task, prediction):
 
 
 def run(args):
+    model_dir = resolve_model(args.model)
     # Bad input fails before the (slow) model load when the task is known.
-    info = read_task_info(args.model)
+    info = read_task_info(model_dir)
     rows = _read_rows(args.input, info) if info else None
-    model, info = load_finetuned(args.model, args.precision)
+    model, info = load_finetuned(model_dir, args.precision)
     rows = rows or _read_rows(args.input, info)
     task = info["task"]
     for prediction in predictions(model, task, rows, info.get("labels"),

@@ -20,7 +20,7 @@ def add_parser(subparsers):
                         help="the .npy written by keras-bert embed")
     parser.add_argument("queries", metavar="QUERY", nargs="+")
     parser.add_argument("--top-k", type=int, default=5)
-    parser.add_argument("--model", metavar="DIR",
+    parser.add_argument("--model", metavar="DIR_OR_NAME",
                         help="embed the queries with this model instead of "
                         "the index's")
     parser.add_argument("--format", choices=("text", "json"), default="text")

@@ -26,6 +26,12 @@ import shutil
 import threading
 import urllib.parse
 
+from tests.checkpoints.reference_checkpoints import MINILM_DIR
+from tests.checkpoints.reference_checkpoints import make_huggingface
+
+SST2_LABELS = ["negative", "positive"]
+NER_LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+
 
 def _sha1(data):
     return hashlib.sha1(data).hexdigest()
@@ -71,6 +77,38 @@ def add_to_cache(cache_dir, repo_id, source_dir, revision="main"):
     with open(os.path.join(repo, "refs", revision), "w") as f:
         f.write(commit)
     return snapshot
+
+
+def _id2label(names):
+    return {"id2label": dict(enumerate(names)),
+            "label2id": {name: i for i, name in enumerate(names)}}
+
+
+def write_task_checkpoints(scratch):
+    """A Hub-layout cache in `scratch`/hub holding the real
+    all-MiniLM-L6-v2 and tiny random checkpoints of each head type:
+    `org/tiny-sst2` (2 labels, `SST2_LABELS`), `org/tiny-ner`
+    (`NER_LABELS`), `org/tiny-squad`, `cross-encoder/tiny-ms-marco` (one
+    label) and `google-bert/bert-base-uncased` (a tiny
+    `BertForPreTraining`). Returns (cache directory, MiniLM's commit)."""
+    cache = os.path.join(scratch, "hub")
+    commit = os.path.basename(add_to_cache(
+        cache, "sentence-transformers/all-MiniLM-L6-v2", MINILM_DIR))
+    heads = {
+        "org/tiny-sst2": ("BertForSequenceClassification",
+                          _id2label(SST2_LABELS)),
+        "org/tiny-ner": ("BertForTokenClassification",
+                         _id2label(NER_LABELS)),
+        "org/tiny-squad": ("BertForQuestionAnswering", {}),
+        "cross-encoder/tiny-ms-marco": ("BertForSequenceClassification",
+                                        {"num_labels": 1}),
+        "google-bert/bert-base-uncased": ("BertForPreTraining", {}),
+    }
+    for seed, (repo_id, (model_class, config)) in enumerate(heads.items()):
+        source = os.path.join(scratch, repo_id.replace("/", "--"))
+        make_huggingface(model_class, source, seed=seed, **config)
+        add_to_cache(cache, repo_id, source)
+    return cache, commit
 
 
 class FakeHub:

@@ -17,22 +17,17 @@ import numpy as np
 import keras_bert
 from keras_bert.checkpoints import CheckpointError
 from keras_bert.checkpoints.known_checkpoints import parameter_count
+from tests.checkpoints.hub_fixtures import NER_LABELS
+from tests.checkpoints.hub_fixtures import SST2_LABELS
 from tests.checkpoints.hub_fixtures import add_to_cache
-from tests.checkpoints.reference_checkpoints import MINILM_DIR
+from tests.checkpoints.hub_fixtures import write_task_checkpoints
 from tests.checkpoints.reference_checkpoints import TINY_CONFIG
 from tests.checkpoints.reference_checkpoints import make_huggingface
 from tests.test_case import TestCase
 
 ATOL = 1e-5
-SST2_LABELS = ["negative", "positive"]
-NER_LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 TEXTS = ["the cat sat on the mat .", "a dog was happy !", "hello world"]
 WORDS = [["the", "cat", "sat"], ["hello", "bert", "reads", "both", "dog"]]
-
-
-def _id2label(names):
-    return {"id2label": dict(enumerate(names)),
-            "label2id": {name: i for i, name in enumerate(names)}}
 
 
 class PretrainedNamesTest(TestCase):
@@ -42,26 +37,9 @@ class PretrainedNamesTest(TestCase):
         from huggingface_hub import constants
 
         cls.scratch = tempfile.mkdtemp()
-        cls.cache = os.path.join(cls.scratch, "hub")
+        cls.cache, cls.commit = write_task_checkpoints(cls.scratch)
         cls._saved_cache = constants.HF_HUB_CACHE
         constants.HF_HUB_CACHE = cls.cache
-        cls.commit = os.path.basename(add_to_cache(
-            cls.cache, "sentence-transformers/all-MiniLM-L6-v2", MINILM_DIR))
-        heads = {
-            "org/tiny-sst2": ("BertForSequenceClassification",
-                              _id2label(SST2_LABELS)),
-            "org/tiny-ner": ("BertForTokenClassification",
-                             _id2label(NER_LABELS)),
-            "org/tiny-squad": ("BertForQuestionAnswering", {}),
-            "cross-encoder/tiny-ms-marco": ("BertForSequenceClassification",
-                                            {"num_labels": 1}),
-            "google-bert/bert-base-uncased": ("BertForPreTraining", {}),
-        }
-        for seed, (repo_id, (model_class, config)) in enumerate(
-                heads.items()):
-            source = os.path.join(cls.scratch, repo_id.replace("/", "--"))
-            make_huggingface(model_class, source, seed=seed, **config)
-            add_to_cache(cls.cache, repo_id, source)
 
     @classmethod
     def tearDownClass(cls):

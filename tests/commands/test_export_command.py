@@ -75,6 +75,6 @@ class ExportCommandTest(TestCase):
         self.assertFalse(os.path.exists(target))
 
     def test_missing_model_directory(self):
-        self.assertIn("does not exist", cli_error(
+        self.assertIn("no such directory", cli_error(
             "export", os.path.join(self.root, "nope"),
             os.path.join(self.root, "out.onnx"), "--format", "onnx"))

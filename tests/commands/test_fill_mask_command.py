@@ -63,7 +63,7 @@ class FillMaskCommandTest(TestCase):
                       cli_error("fill-mask", backbone_dir, "w1 [MASK] ."))
 
     def test_missing_directory_and_vocabulary(self):
-        self.assertIn("not found: /nonexistent",
+        self.assertIn("'/nonexistent': no such directory",
                       cli_error("fill-mask", "/nonexistent", "w1 [MASK] ."))
         no_vocab = os.path.join(self.get_temp_dir(), "no_vocab")
         save_to_preset(self.model, no_vocab)
