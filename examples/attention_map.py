@@ -1,6 +1,6 @@
 """Draw which tokens attend to which, for a layer and head of a BERT.
 
-    python examples/attention_map.py path/to/bert-base-uncased \
+    python examples/attention_map.py google-bert/bert-base-uncased \
         --text "The cat sat on the mat." --text-b "It was tired." \
         --layer 5 --head 3 --output attention.png
 
@@ -28,7 +28,8 @@ from keras_bert.visualization import plot_attention
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("preset", nargs="?", help="checkpoint directory")
+    parser.add_argument("preset", nargs="?",
+                        help="checkpoint directory or pretrained model name")
     parser.add_argument("--config", help="named size, random weights")
     parser.add_argument("--vocabulary", help="vocab.txt for --config")
     parser.add_argument("--text", default="The cat sat on the mat.")

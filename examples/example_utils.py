@@ -1,7 +1,8 @@
 """What the example scripts share: model/tokenizer arguments and output.
 
-Every fine-tuning example takes either `--preset DIR` (a Hugging Face,
-Google or keras_bert directory with weights and vocabulary: the real use)
+Every fine-tuning example takes either `--preset DIR_OR_NAME` (a Hugging
+Face, Google or keras_bert directory with weights and vocabulary, or a
+pretrained model's name such as google-bert/bert-base-uncased: the real use)
 or `--config NAME --vocabulary vocab.txt` (a randomly initialized model of
 a named size: for smoke runs), plus `--max-examples N` to use a slice.
 Training examples record their loss and metrics after every step
@@ -23,9 +24,10 @@ def add_model_arguments(parser, epochs=3, learning_rate=5e-5,
                         sequence_length=128, batch_size=32):
     """Adds the model, training-size and output flags every example takes."""
     model = parser.add_argument_group("model")
-    model.add_argument("--preset", metavar="DIR",
+    model.add_argument("--preset", metavar="DIR_OR_NAME",
                        help="checkpoint directory (Hugging Face, Google or "
-                       "keras_bert preset) with weights and vocabulary")
+                       "keras_bert preset) with weights and vocabulary, or a "
+                       "pretrained model's name")
     model.add_argument("--config", metavar="NAME",
                        help="a named size (tiny, mini, small, base, ...) with "
                        "random weights, instead of --preset")
@@ -54,7 +56,7 @@ def load_backbone_and_tokenizer(args):
                 BertTokenizer.from_preset(args.preset))
     if not (args.config and args.vocabulary):
         raise SystemExit(
-            "Give --preset DIR (a checkpoint with vocabulary), or --config "
+            "Give --preset DIR_OR_NAME (a checkpoint with vocabulary), or --config "
             "NAME with --vocabulary vocab.txt for a randomly initialized "
             "model."
         )

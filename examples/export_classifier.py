@@ -1,7 +1,7 @@
 """Export a sentence classifier as a strings-in SavedModel and query it.
 
     python examples/export_classifier.py ../shared/data/sst2 runs/export \
-        --preset path/to/bert-base-uncased --max-examples 2000 --epochs 1
+        --preset google-bert/bert-base-uncased --max-examples 2000 --epochs 1
 
 Smoke run (random tiny model, 32 examples; any WordPiece `vocab.txt`,
 e.g. the one the pretrain_mlm_nsp.py smoke run writes):

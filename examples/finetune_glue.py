@@ -1,9 +1,9 @@
 """Fine-tune BERT on SST-2 (one sentence) or MRPC (sentence pairs).
 
     python examples/finetune_glue.py sst2 ../shared/data/sst2 \
-        --preset path/to/bert-base-uncased --output runs/sst2
+        --preset google-bert/bert-base-uncased --output runs/sst2
     python examples/finetune_glue.py mrpc ../shared/data/mrpc \
-        --preset path/to/bert-base-uncased --output runs/mrpc
+        --preset google-bert/bert-base-uncased --output runs/mrpc
 
 Smoke run (random tiny model, 32 examples; any WordPiece `vocab.txt`
 will do, e.g. the one the pretrain_mlm_nsp.py smoke run writes):

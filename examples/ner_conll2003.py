@@ -1,7 +1,7 @@
 """Named-entity recognition on CoNLL-2003 with entity-level F1.
 
     python examples/ner_conll2003.py ../shared/data/conll2003/bio \
-        --preset path/to/bert-base-cased --output runs/ner
+        --preset google-bert/bert-base-cased --output runs/ner
 
 Smoke run (random tiny model, 32 sentences; any WordPiece `vocab.txt`,
 e.g. the one the pretrain_mlm_nsp.py smoke run writes):

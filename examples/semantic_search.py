@@ -1,7 +1,7 @@
 """Sentence embeddings and semantic search with `BertTextEmbedder`.
 
     python examples/semantic_search.py ../shared/data/sst2/test.tsv \
-        --preset path/to/all-MiniLM-L6-v2 \
+        --preset sentence-transformers/all-MiniLM-L6-v2 \
         --query "a moving film about family" --query "boring and too long"
 
 Smoke run (random tiny model, 32 sentences; any WordPiece `vocab.txt`):

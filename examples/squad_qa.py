@@ -1,7 +1,7 @@
 """Extractive question answering on SQuAD v1.1 with exact match and F1.
 
     python examples/squad_qa.py ../shared/data/squad \
-        --preset path/to/bert-base-uncased --output runs/squad
+        --preset google-bert/bert-base-uncased --output runs/squad
 
 Smoke run (random tiny model, 16 questions; any WordPiece `vocab.txt`,
 e.g. the one the pretrain_mlm_nsp.py smoke run writes):
