@@ -204,6 +204,8 @@ def run(args):
         return 0
     print()
     print(format_results(results))
+    if results.get("budget_shortfall"):
+        print(format_shortfall(results["budget_shortfall"]))
     print()
     print(format_fill_mask(results["fill_mask_examples"],
                            results.get("fill_mask_summary")))
@@ -242,6 +244,16 @@ def format_results(results):
             f"{results['nsp_majority']:.1%})"
         )
     return "\n".join(lines)
+
+
+def format_shortfall(shortfall):
+    """Why a budget run trained fewer steps than it planned."""
+    planned, trained = shortfall["planned_steps"], shortfall["trained_steps"]
+    return (f"  The machine was busy: the run planned {planned:,} steps at "
+            f"{shortfall['planned_steps_per_second']:.2f} steps/s and trained"
+            f" {trained:,} ({trained / planned:.0%}) at "
+            f"{shortfall['trained_steps_per_second']:.2f} steps/s; an idle "
+            "machine trains more in the same minutes and scores higher.")
 
 
 def _mask_split(mask_token_rate):

@@ -8,6 +8,7 @@ import pytest
 from keras import ops
 
 from keras_bert.optimizers.bert_optimizer import resize_schedule
+from keras_bert.commands.pretrain import format_shortfall
 from keras_bert.training.pretraining.budget_replan import BudgetReplan
 from keras_bert.training.pretraining.pretraining_checkpoint import (
     PretrainingCheckpoint,
@@ -166,6 +167,31 @@ class BudgetRunTest(TestCase):
         with mock.patch.object(PretrainingCheckpoint, "load", load_older):
             again.train()
         self.assertEqual(again.model.optimizer._learning_rate.total_steps, 16)
+
+    def test_a_run_cut_short_by_a_busy_machine_says_so(self):
+        # Timed at 16 steps; at the first re-plan no time is left, so the
+        # run stops at the steps it has done.
+        with mock.patch.object(StepBudget, "steps", return_value=16), \
+                mock.patch.object(StepBudget, "remaining", return_value=0.0):
+            job = self.job("busy", steps=None, minutes=5)
+            job.prepare()
+            job.train()
+            results = job.evaluate(max_batches=2)
+        shortfall = results["budget_shortfall"]
+        self.assertEqual(shortfall["planned_steps"], 16)
+        self.assertEqual(shortfall["trained_steps"], job.steps)
+        self.assertLess(job.steps, 16)
+        line = format_shortfall(shortfall)
+        self.assertIn("planned 16 steps", line)
+        self.assertIn(f"trained {job.steps}", line)
+        with open(os.path.join(self.root, "busy", "evaluation.json")) as file:
+            self.assertEqual(json.load(file)["budget_shortfall"], shortfall)
+        # A run that trained what it planned says nothing.
+        with mock.patch.object(StepBudget, "steps", return_value=4):
+            idle = self.job("idle", steps=None, minutes=5)
+            idle.prepare()
+            idle.train()
+        self.assertIsNone(idle.budget_shortfall())
 
     def test_a_resumed_run_takes_its_plan_from_run_json(self):
         with mock.patch.object(StepBudget, "steps", return_value=4):

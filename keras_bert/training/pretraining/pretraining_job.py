@@ -86,6 +86,8 @@ class PretrainingJob:
         self.chief = True
         self.steps = self.log_every = self.checkpoint_every = None
         self.budget = self._logger = None
+        # A budget run's first plan: {"steps", "steps_per_second"}.
+        self.first_plan = None
         if self.settings.steps:
             self._plan_steps(self.settings.steps)
         self.timings = {}
@@ -240,9 +242,28 @@ class PretrainingJob:
                 s.batch_size, s.next_sentence_prediction, s.seed,
                 max_batches)
         self.timings["evaluate_s"] = time.perf_counter() - start
+        shortfall = self.budget_shortfall()
+        if shortfall:
+            self.results["budget_shortfall"] = shortfall
         report.write_evaluation(self.path("evaluation.json"), self.results,
                                 self.timings)
         return self.results
+
+    def budget_shortfall(self, share=0.9):
+        """A budget run that trained under `share` of the steps it first
+        planned (the machine slowed down, re-planning cut the run):
+        {"planned_steps", "trained_steps", "planned_steps_per_second",
+        "trained_steps_per_second"}; None otherwise."""
+        if not self.first_plan or self.steps >= share * (
+                self.first_plan["steps"]):
+            return None
+        seconds = self.timings.get("train_s") or float("nan")
+        return {"planned_steps": self.first_plan["steps"],
+                "trained_steps": self.steps,
+                "planned_steps_per_second":
+                    self.first_plan["steps_per_second"],
+                "trained_steps_per_second":
+                    (self.steps - self.start_step) / seconds}
 
     def save(self):
         """Writes the final preset (`model/`) and the loss-curve plot.
@@ -288,6 +309,7 @@ class PretrainingJob:
                                           self.started)
         rate = budget.measure_step_rate(self.model, self.training_batches())
         self.set_steps(budget.steps(rate))
+        self.first_plan = {"steps": self.steps, "steps_per_second": rate}
         self.print_fn(
             f"time budget: {self.settings.minutes:g} min, "
             f"{budget.remaining():.0f} s left after set-up at "
