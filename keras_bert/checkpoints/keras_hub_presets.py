@@ -25,6 +25,7 @@ import numpy as np
 from keras_bert.checkpoints import checkpoint_files as files
 from keras_bert.checkpoints.backbone_arguments import check_backbone_arguments
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
+from keras_bert.checkpoints.weight_dimensions import h5_shapes
 
 logger = logging.getLogger("keras_bert.checkpoints")
 
@@ -221,8 +222,11 @@ def read_keras_hub_preset(path, load_weights=True):
     kwargs = backbone_kwargs_from_keras_hub_config(config, config_file)
     if not load_weights:
         return kwargs, {}, {}
-    files.preset_weights_file(path, "keras-hub preset")
+    # Before keras-hub reads them: no dataset may keep its data elsewhere.
+    h5_shapes(files.preset_weights_file(path, "keras-hub preset"))
     task_config = _task_config(path)
+    if task_config is not None:
+        h5_shapes(os.path.join(path, TASK_WEIGHTS_FILE))
     try:
         model = _load_keras_hub_model(path, task_config)
     except (OSError, ValueError, KeyError) as error:

@@ -63,17 +63,33 @@ def canonical_dimensions(shapes, origins=None):
     return found
 
 
-def keras_weights_dimensions(filename):
-    """`{argument: (size, dataset)}` of a keras_bert `.weights.h5`, from
-    its metadata (no weight is read)."""
+def h5_shapes(filename):
+    """`{dataset: (shape, dtype)}` of an `.h5` weights file, from its
+    metadata (no weight is read).
+
+    A dataset whose data lies in another file (HDF5 external storage or a
+    virtual dataset: what CVE-2026-1669 used to read any file of the
+    machine through a `.keras` file) is refused by name, whatever the
+    Keras version (Keras before 3.13.2 read such data).
+    """
     import h5py
 
     shapes = {}
 
     def collect(name, item):
-        # Float datasets only: a quantized kernel may be packed.
-        if isinstance(item, h5py.Dataset) and item.dtype.kind == "f":
-            shapes[name] = item.shape
+        if not isinstance(item, h5py.Dataset):
+            return
+        if item.external:
+            elsewhere = f"{item.external[0][0]} (HDF5 external storage)"
+        elif item.is_virtual:
+            elsewhere = (f"{item.virtual_sources()[0].file_name} (a "
+                         "virtual dataset)")
+        else:
+            shapes[name] = (item.shape, item.dtype)
+            return
+        raise CheckpointError(
+            f"{filename}: dataset {name} keeps its data in {elsewhere}; a "
+            "weights file may hold only its own data.")
 
     try:
         with h5py.File(filename, "r") as f:
@@ -82,6 +98,15 @@ def keras_weights_dimensions(filename):
         raise CheckpointError(
             f"{filename} is truncated or not a Keras weights file ({error})."
         ) from None
+    return shapes
+
+
+def keras_weights_dimensions(filename):
+    """`{argument: (size, dataset)}` of a keras_bert `.weights.h5`, from
+    its metadata (`h5_shapes`)."""
+    # Float datasets only: a quantized kernel may be packed.
+    shapes = {name: shape for name, (shape, dtype) in
+              h5_shapes(filename).items() if dtype.kind == "f"}
     found = {}
     for argument, pattern, axis in _KERAS:
         matches = [name for name in shapes if re.search(pattern, name)]

@@ -58,8 +58,10 @@ def run(args):
     names = args.labels or info.get("labels")
     data = read_task_data(task, args.data, columns, args.max_examples,
                           args.skip_bad_rows)
-    if model is None and not args.labels:
-        # The names the model was fine-tuned with (finetune.json).
+    if not args.labels and (model is None or getattr(model, "label_names",
+                                                     None)):
+        # The names the model knows (finetune.json, a checkpoint's
+        # id2label) are the only spellings taken.
         check_model_labels(task, data, names, columns)
     data["y"] = encode_labels(task, data, names, columns)
     if model is None:

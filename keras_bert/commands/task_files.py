@@ -193,8 +193,10 @@ def label_names(task, data, columns, given=None):
 
 def check_model_labels(task, data, names, columns):
     """Refuses a label the model does not spell (`names`, from its
-    finetune.json): "0" and "1" are not taken for "neg" and "pos"."""
-    if task not in ("classify", "pair", "ner") or not names:
+    finetune.json or id2label): "0" and "1" are not taken for "neg" and
+    "pos". Names that say nothing ("LABEL_0", "LABEL_1", ...) take ids."""
+    if task not in ("classify", "pair", "ner") or not names or list(
+            names) == [f"LABEL_{i}" for i in range(len(names))]:
         return
     labels = data["labels"]
     found = ({tag for sentence in labels for tag in sentence}

@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import zipfile
 
 import keras
 
@@ -16,6 +15,7 @@ from keras_bert.checkpoints.backbone_arguments import check_backbone_arguments
 from keras_bert.checkpoints.config_conversion import (
     backbone_kwargs_from_bert_config)
 from tests.checkpoints import reference_checkpoints as ref
+from tests.checkpoints.test_confined_paths import hostile_keras_file
 from tests.test_case import TestCase
 
 TINY = dict(vocabulary_size=len(ref.VOCABULARY), num_layers=2, num_heads=2,
@@ -90,16 +90,12 @@ class RangesTest(TestCase):
     def test_a_keras_file_with_a_huge_vocabulary(self):
         path = os.path.join(self.get_temp_dir(), "model.keras")
         keras_bert.BertBackbone(**TINY).save(path)
-        hostile = path.replace("model", "hostile")
-        with zipfile.ZipFile(path) as source, zipfile.ZipFile(
-                hostile, "w") as target:
-            for item in source.infolist():
-                data = source.read(item)
-                if item.filename == "config.json":
-                    config = json.loads(data)
-                    config["config"]["vocabulary_size"] = 10**10
-                    data = json.dumps(config).encode()
-                target.writestr(item, data)
+
+        def huge(config):
+            config["config"]["vocabulary_size"] = 10**10
+            return config
+
+        hostile = hostile_keras_file(path, huge)
         with self.assertRaisesRegex(
                 ValueError, "BertBackbone config: vocabulary_size="
                 "10000000000 is out of range"):

@@ -42,6 +42,20 @@ def tiny_classifier():
         preprocessor=keras_bert.BertPreprocessor(tokenizer, 8))
 
 
+def hostile_keras_file(path, edit):
+    """A copy of the `.keras` file `path` whose config.json is
+    `edit(config)`; returns its path."""
+    hostile = os.path.join(os.path.dirname(path), "hostile.keras")
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(
+            hostile, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "config.json":
+                data = json.dumps(edit(json.loads(data))).encode()
+            target.writestr(item, data)
+    return hostile
+
+
 def name_vocabulary(config_file, name):
     """Points every "vocabulary" of a serialized model at `name`."""
     with open(config_file) as f:
@@ -139,6 +153,24 @@ class HostilePresetTest(TestCase):
             lambda: keras_bert.BertClassifier.from_preset(self.preset),
             "symlink leads to")
 
+    def test_weights_keeping_their_data_in_another_file(self):
+        # CVE-2026-1669: an HDF5 dataset whose bytes are another file's.
+        import h5py
+
+        weights = os.path.join(self.preset, "model.weights.h5")
+        group = ("layers/bert_backbone/layers/bert_embeddings/"
+                 "token_embedding/vars")
+        with h5py.File(weights, "r+") as f:
+            path = f"{group}/{next(iter(f[group]))}"
+            shape = f[path].shape
+            del f[path]
+            f.create_dataset(path, shape=shape, dtype="float32", external=[
+                (self.secret, 0, 4 * int(np.prod(shape)))])
+        self.assertRefused(
+            lambda: keras_bert.BertClassifier.from_preset(self.preset),
+            f"dataset {path} keeps its data in {self.secret} \\(HDF5 "
+            "external storage\\)")
+
     def test_sentence_transformers_module_outside_is_refused(self):
         outside_model = os.path.join(self.outside, "outside_model")
         write_sentence_transformers_dir(outside_model)
@@ -175,16 +207,8 @@ class HostileKerasFileTest(TestCase):
         secret = write_secret(self.get_temp_dir())
         path = os.path.join(self.get_temp_dir(), "model.keras")
         tiny_classifier().save(path)
-        hostile = path.replace("model.keras", "hostile.keras")
-        with zipfile.ZipFile(path) as source, zipfile.ZipFile(
-                hostile, "w") as target:
-            for item in source.infolist():
-                data = source.read(item)
-                if item.filename == "config.json":
-                    config = checkpoint_files.map_vocabularies(
-                        json.loads(data), lambda _: secret)
-                    data = json.dumps(config).encode()
-                target.writestr(item, data)
+        hostile = hostile_keras_file(path, lambda config: (
+            checkpoint_files.map_vocabularies(config, lambda _: secret)))
         with self.assertRaises((TypeError, ValueError)) as context:
             keras.saving.load_model(hostile)
         message = str(context.exception)

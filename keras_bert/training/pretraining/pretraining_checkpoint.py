@@ -7,6 +7,7 @@ import keras
 import numpy as np
 
 from keras_bert.checkpoints.saving import atomic_directory
+from keras_bert.checkpoints.weight_dimensions import h5_shapes
 from keras_bert.training.pretraining.checkpoint_manifest import (
     checkpoint_problem)
 from keras_bert.training.pretraining.checkpoint_manifest import write_manifest
@@ -137,7 +138,9 @@ class PretrainingCheckpoint(keras.callbacks.Callback):
                 "resizable_schedule=True)`, as `keras-bert pretrain` "
                 "makes it), or start a new output directory."
             )
-        model.load_weights(os.path.join(path, "model.weights.h5"))
+        weights = os.path.join(path, "model.weights.h5")
+        h5_shapes(weights)  # no dataset keeping its data in another file
+        model.load_weights(weights)
         optimizer.load_own_variables(store)
         with open(os.path.join(path, "state.json")) as file:
             return json.load(file)
