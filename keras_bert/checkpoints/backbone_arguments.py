@@ -29,6 +29,8 @@ INTEGER_BOUNDS = {
     "max_sequence_length": 2**16,
     "num_segments": 2**10,
 }
+# A task's head sizes in a preset (a Dense of hidden x num_classes).
+TASK_BOUNDS = {"num_classes": 2**20, "num_choices": 2**10}
 # About 68 GB of float32 weights: more than any BERT, less than a config
 # could otherwise ask of the allocator with every field in range.
 MAX_PARAMETERS = 2**34
@@ -50,6 +52,31 @@ def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _refusal(arguments, source, names):
+    def refuse(name, expected):
+        value = arguments[name]
+        return CheckpointError(
+            f"{source}: {names.get(name, name)}={value!r:.80} is {expected}; "
+            "the file is corrupt or not a BERT config, so nothing was "
+            "built.")
+
+    return refuse
+
+
+def check_whole_numbers(arguments, bounds, source, names=None):
+    """Raises `CheckpointError` unless each of `bounds`' arguments present
+    is a whole number from 1 to its bound (e.g. `TASK_BOUNDS` for a task's
+    `num_classes`)."""
+    refuse = _refusal(arguments, source, names or {})
+    for name, bound in bounds.items():
+        if name not in arguments:
+            continue
+        if not _is_integer(arguments[name]):
+            raise refuse(name, "not a whole number")
+        if not 1 <= arguments[name] <= bound:
+            raise refuse(name, f"out of range (1 to {bound:,})")
+
+
 def check_backbone_arguments(arguments, source, names=None):
     """Raises `CheckpointError` for a value `BertBackbone` cannot take.
 
@@ -68,21 +95,8 @@ def check_backbone_arguments(arguments, source, names=None):
     config.json: hidden_size=1000000 is out of range (1 to 32,768); ...
     """
     names = names or {}
-
-    def refuse(name, expected):
-        value = arguments[name]
-        return CheckpointError(
-            f"{source}: {names.get(name, name)}={value!r:.80} is {expected}; "
-            "the file is corrupt or not a BERT config, so nothing was "
-            "built.")
-
-    for name, bound in INTEGER_BOUNDS.items():
-        if name not in arguments:
-            continue
-        if not _is_integer(arguments[name]):
-            raise refuse(name, "not a whole number")
-        if not 1 <= arguments[name] <= bound:
-            raise refuse(name, f"out of range (1 to {bound:,})")
+    refuse = _refusal(arguments, source, names)
+    check_whole_numbers(arguments, INTEGER_BOUNDS, source, names)
     for name, (low, high, closed) in FLOAT_RANGES.items():
         value = arguments.get(name)
         if value is None:

@@ -11,7 +11,9 @@ tensor that disagrees.
 
 import re
 
+from keras_bert.checkpoints.backbone_arguments import TASK_BOUNDS
 from keras_bert.checkpoints.backbone_arguments import check_backbone_arguments
+from keras_bert.checkpoints.backbone_arguments import check_whole_numbers
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
 
 # (argument, canonical tensor name, axis). Canonical names are Hugging
@@ -144,15 +146,18 @@ def check_dimensions(arguments, dimensions, source, weights_source,
 
 
 def check_preset_config(config, config_file, weights_file=None):
-    """Checks the backbone a keras_bert preset's config describes: its
-    arguments (`check_backbone_arguments`) and, with `weights_file`, its
-    sizes against that file's."""
+    """Checks the model a keras_bert preset's config describes: its
+    backbone's arguments (`check_backbone_arguments`), a task's head sizes
+    (`TASK_BOUNDS`) and, with `weights_file`, the backbone's sizes against
+    that file's."""
     inner = config.get("config")
     backbone = inner.get("backbone") if isinstance(inner, dict) else None
     arguments = (backbone or {}).get("config", inner)
     if not isinstance(arguments, dict):
         raise CheckpointError(f"{config_file} holds no model config.")
     check_backbone_arguments(arguments, config_file)
+    if backbone:
+        check_whole_numbers(inner, TASK_BOUNDS, config_file)
     if weights_file is not None:
         check_dimensions(arguments, keras_weights_dimensions(weights_file),
                          config_file, weights_file)

@@ -87,6 +87,17 @@ class RangesTest(TestCase):
                                     "config.json: activation="):
             keras_bert.BertBackbone.from_preset(preset, load_weights=False)
 
+    def test_a_task_preset_with_a_huge_head(self):
+        preset = os.path.join(self.get_temp_dir(), "preset")
+        keras_bert.BertClassifier(keras_bert.BertBackbone(**TINY),
+                                  num_classes=2).save_to_preset(preset)
+        edit_json(os.path.join(preset, "config.json"),
+                  lambda data: data["config"].update(num_classes=10**9))
+        with self.assertRaisesRegex(
+                CheckpointError, "config.json: num_classes=1000000000 is out "
+                "of range"):
+            keras_bert.BertClassifier.from_preset(preset, load_weights=False)
+
     def test_a_keras_file_with_a_huge_vocabulary(self):
         path = os.path.join(self.get_temp_dir(), "model.keras")
         keras_bert.BertBackbone(**TINY).save(path)

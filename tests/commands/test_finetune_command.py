@@ -366,6 +366,11 @@ class FinetuneCommandTest(TestCase):
         self.assert_fails(f"{data}:3: label '0' is not one of the model's "
                           "labels (neg, pos)", "evaluate", "--model", best,
                           "--data", data)
+        # Names that say nothing (a checkpoint's default id2label) take ids.
+        from keras_bert.commands.task_files import check_model_labels
+
+        check_model_labels("classify", {"path": data, "labels": ["1", "0"]},
+                           ["LABEL_0", "LABEL_1"], {"label": "label"})
 
     def test_an_earlier_run_in_output_is_announced(self):
         from keras_bert.commands.finetune import _check_output
