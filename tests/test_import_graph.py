@@ -31,12 +31,20 @@ PACKAGE = os.path.join(ROOT, "keras_bert")
 FLOORS = [
     ("keras_bert.version", "keras_bert.configs", "keras_bert.labels",
      "keras_bert.packed_inputs", "keras_bert.serialization",
-     "keras_bert.file_swap",
+     "keras_bert.file_swap", "keras_bert.lazy_exports",
      "keras_bert.quantization", "keras_bert.torch_int8",
      "keras_bert.fused_ops"),
     ("keras_bert.layers", "keras_bert.optimizers", "keras_bert.losses",
      "keras_bert.metrics"),
-    ("keras_bert.preprocessing",),
+    # Checkpoint files and fetching them by name sit with preprocessing:
+    # a tokenizer's `from_preset` reads and fetches them too.
+    ("keras_bert.preprocessing", "keras_bert.checkpoints.checkpoint_error",
+     "keras_bert.checkpoints.confined_paths",
+     "keras_bert.checkpoints.checkpoint_files",
+     "keras_bert.checkpoints.weight_files",
+     "keras_bert.checkpoints.preset_names",
+     "keras_bert.checkpoints.huggingface_hub_download",
+     "keras_bert.checkpoints.kaggle_download"),
     ("keras_bert.checkpoints",),
     ("keras_bert.models",),
     ("keras_bert.export", "keras_bert.visualization"),

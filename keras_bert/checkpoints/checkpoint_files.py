@@ -56,10 +56,15 @@ def read_json(filename):
             "nested too deeply.") from None
 
 
-def directory_listing(path):
-    """The file names in `path`, for an error message."""
+def directory_listing(path, limit=20):
+    """The file names in `path`, for an error message (the first `limit`
+    of a larger directory, and how many more)."""
     files = sorted(os.listdir(path))
-    return ", ".join(files) if files else "(empty directory)"
+    if not files:
+        return "(empty directory)"
+    more = len(files) - limit
+    return ", ".join(files[:limit]) + (f" and {more} more" if more > 0
+                                       else "")
 
 
 def is_keras_config(config):

@@ -22,6 +22,11 @@ import os
 import re
 
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
+from keras_bert.checkpoints.huggingface_hub_download import (
+    download_from_huggingface,
+)
+from keras_bert.checkpoints.kaggle_download import download_from_kaggle
+from keras_bert.checkpoints.kaggle_download import keras_hub_handle
 
 HF_PREFIX = "hf://"
 KAGGLE_PREFIX = "kaggle://"
@@ -112,20 +117,12 @@ def resolve_preset(preset, load_weights=True, allow_pickle=False,
         return _from_huggingface(name[len(HF_PREFIX):], load_weights,
                                  allow_pickle, handle=name)
     if name.startswith(KAGGLE_PREFIX):
-        from keras_bert.checkpoints.kaggle_download import download_from_kaggle
-
         return download_from_kaggle(name[len(KAGGLE_PREFIX):])
     if _looks_like_path(name):
         raise _not_found(name, sizes_hint)
     if _KERAS_HUB_NAME.fullmatch(name):
-        from keras_bert.checkpoints.kaggle_download import keras_hub_handle
-
         handle = keras_hub_handle(name)
         if handle is not None:
-            from keras_bert.checkpoints.kaggle_download import (
-                download_from_kaggle,
-            )
-
             return download_from_kaggle(handle)
         # Not keras-hub's: a mistyped name (or size), not a Hub id.
         raise _not_found(name, sizes_hint)
@@ -135,10 +132,6 @@ def resolve_preset(preset, load_weights=True, allow_pickle=False,
 
 
 def _from_huggingface(spec, load_weights, allow_pickle, handle):
-    from keras_bert.checkpoints.huggingface_hub_download import (
-        download_from_huggingface,
-    )
-
     repo_id, revision = _split_revision(spec)
     if not _HF_ID.fullmatch(repo_id):
         raise CheckpointError(

@@ -15,6 +15,8 @@ OUTPUT with `.json`: the model directory and the texts, which is what
 import json
 import os
 
+from keras_bert.commands.input_files import require_files
+from keras_bert.commands.model_argument import resolve_model
 from keras_bert.commands.precision_argument import add_precision_argument
 from keras_bert.commands.precision_argument import apply_precision
 from keras_bert.commands.precision_argument import load_overrides
@@ -47,6 +49,7 @@ def add_parser(subparsers):
 
 def read_texts(path, column="sentence"):
     """The texts of a file: a column of a table, else its non-blank lines."""
+    require_files([path])
     if path.endswith(TABLE_EXTENSIONS):
         from keras_bert.preprocessing.tasks import read_table
 
@@ -62,7 +65,10 @@ def index_paths(path):
     return stem + ".npy", stem + ".json"
 
 
-def load_embedder(model_dir, sequence_length=None, precision="float32"):
+def load_embedder(model, sequence_length=None, precision="float32"):
+    """The `BertTextEmbedder` of `--model` (a directory or a name)."""
+    model_dir = resolve_model(model)
+
     from keras_bert.models.bert_text_embedder import BertTextEmbedder
 
     kwargs = {"sequence_length": sequence_length} if sequence_length else {}

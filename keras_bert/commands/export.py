@@ -89,11 +89,13 @@ def _names(text):
 
 def run(args):
     from keras_bert.commands.model_argument import resolve_model
+
+    model_dir = resolve_model(args.model_dir)
+
     from keras_bert.commands.predict import read_task_info
     from keras_bert.export import export_onnx
     from keras_bert.export import export_saved_model
 
-    model_dir = resolve_model(args.model_dir)
     model, tokenizer = load_exportable(model_dir)
     label_names = (_names(args.label_names)
                    or (read_task_info(model_dir) or {}).get("labels"))

@@ -37,14 +37,16 @@ def load_masked_lm(path):
     or holds a model without the masked-LM head (a bare backbone or a
     fine-tuned task), whose predictions would come from random weights.
     """
-    from keras_bert import BertPretrainer
-    from keras_bert.checkpoints import detect_layout
     from keras_bert.commands.model_argument import resolve_model
-    from keras_bert.checkpoints.loading import read_bert_checkpoint
-    from keras_bert.preprocessing import BertTokenizer
 
     if not os.path.isdir(path):
         path = resolve_model(path)
+
+    from keras_bert import BertPretrainer
+    from keras_bert.checkpoints import detect_layout
+    from keras_bert.checkpoints.loading import read_bert_checkpoint
+    from keras_bert.preprocessing import BertTokenizer
+
     if (not os.path.isfile(os.path.join(path, "config.json"))
             and os.path.isdir(os.path.join(path, "model"))):
         # A `keras-bert pretrain` run directory: its final preset.
@@ -90,11 +92,12 @@ def format_predictions(text, predictions):
 
 
 def run(args):
-    from keras_bert.training.fill_mask import fill_mask
-
     if args.top_k < 1:
         raise SystemExit("error: --top-k must be at least 1")
     model, tokenizer = load_masked_lm(args.model)
+
+    from keras_bert.training.fill_mask import fill_mask
+
     top_k = min(args.top_k, tokenizer.vocabulary_size())
     for number, text in enumerate(args.texts):
         predictions = fill_mask(model, tokenizer, text, top_k=top_k)

@@ -27,6 +27,7 @@ from keras_bert.commands.distribution_arguments import (
     add_distribution_arguments)
 from keras_bert.commands.distribution_arguments import (
     distribution_from_args)
+from keras_bert.commands.model_argument import resolve_model
 
 DEFAULT_SEQUENCE_LENGTH = {"squad": 384}
 
@@ -132,11 +133,9 @@ def _check_output(output):
 
 
 def _load_pretrained(path):
-    from keras_bert.commands.model_argument import resolve_model
     from keras_bert.models.bert_backbone import BertBackbone
     from keras_bert.preprocessing import BertTokenizer
 
-    path = resolve_model(path)
     return BertBackbone.from_preset(path), BertTokenizer.from_preset(path)
 
 
@@ -180,18 +179,12 @@ def _write_results(path, args, info, train, validation, rows, best,
 
 
 def run(args):
-    import keras
-
-    from keras_bert.checkpoints import save_to_preset
-    from keras_bert.commands.epoch_scores import EpochScores
-    from keras_bert.commands.predict import save_task_info
-    from keras_bert.training import distribution
-
     started = time.perf_counter()
+    # Every input is read and checked before a framework loads, so a
+    # mistake is reported at once.
     if args.lora_rank is not None and args.lora_rank < 1:
         raise task_files.UsageError(
             f"--lora-rank must be at least 1, got {args.lora_rank}.")
-    keras.utils.set_random_seed(args.seed)
     task = args.task
     columns = task_files.resolve_columns(task, args)
     train, validation = (
@@ -201,6 +194,16 @@ def run(args):
     names = task_files.label_names(task, train, columns, args.labels)
     for data in (train, validation):
         data["y"] = task_files.encode_labels(task, data, names, columns)
+    model_dir = resolve_model(args.model)
+
+    import keras
+
+    from keras_bert.checkpoints import save_to_preset
+    from keras_bert.commands.epoch_scores import EpochScores
+    from keras_bert.commands.predict import save_task_info
+    from keras_bert.training import distribution
+
+    keras.utils.set_random_seed(args.seed)
     engine = distribution_from_args(args)
     chief = distribution.is_chief(engine)
     output = args.output if chief else None
@@ -208,7 +211,7 @@ def run(args):
         _check_output(output)
     batch_size = distribution.global_batch_size(args.batch_size, engine)
     with distribution.distribution_scope(engine):
-        backbone, tokenizer = _load_pretrained(args.model)
+        backbone, tokenizer = _load_pretrained(model_dir)
         # The default fits the model; a --sequence-length beyond its
         # positions is refused by the task model.
         length = args.sequence_length or min(

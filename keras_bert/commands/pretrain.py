@@ -14,6 +14,7 @@ from keras_bert.commands.distribution_arguments import (
     add_distribution_arguments)
 from keras_bert.commands.distribution_arguments import (
     distribution_from_args)
+from keras_bert.commands.input_files import require_files
 
 # Fields of `PretrainingSettings` whose flags default to None here, so that
 # the recipe (or the job) decides unless the user says otherwise.
@@ -151,6 +152,9 @@ def settings_from_args(args):
 
 def run(args):
     started = time.perf_counter()
+    # Named files are checked before a framework loads.
+    require_files((args.corpus or [])
+                  + ([args.vocabulary] if args.vocabulary else []))
     import keras
 
     from keras_bert.training.pretraining.pretraining_job import PretrainingJob

@@ -1,17 +1,21 @@
 """Tokenization and in-graph preprocessing for BERT (TensorFlow graph code)."""
 
-from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
-from keras_bert.preprocessing.bert_packer import BertPacker
-from keras_bert.preprocessing.bert_preprocessor import BertPreprocessor
-from keras_bert.preprocessing.bert_masked_lm_preprocessor import (
-    BertMaskedLMPreprocessor,
-)
-from keras_bert.preprocessing.masked_lm_masker import MaskedLMMasker
-from keras_bert.preprocessing.preprocessor import Preprocessor
-from keras_bert.preprocessing.prefetch_for_fit import prefetch_for_fit
-from keras_bert.preprocessing.next_sentence_pair_builder import (
-    NextSentencePairBuilder,
-)
-from keras_bert.preprocessing.text_documents import read_documents
-from keras_bert.preprocessing.text_documents import split_sentences
-from keras_bert.preprocessing.train_vocabulary import train_vocabulary
+from keras_bert.lazy_exports import lazy_exports
+
+# Exported name -> the module that defines it, imported on first use.
+_EXPORTS = {
+    "BertTokenizer": "bert_tokenizer",
+    "BertPacker": "bert_packer",
+    "BertPreprocessor": "bert_preprocessor",
+    "BertMaskedLMPreprocessor": "bert_masked_lm_preprocessor",
+    "MaskedLMMasker": "masked_lm_masker",
+    "Preprocessor": "preprocessor",
+    "prefetch_for_fit": "prefetch_for_fit",
+    "NextSentencePairBuilder": "next_sentence_pair_builder",
+    "read_documents": "text_documents",
+    "split_sentences": "text_documents",
+    "train_vocabulary": "train_vocabulary",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

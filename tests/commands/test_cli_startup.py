@@ -108,3 +108,53 @@ class QuietCommandTest(TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("1. w", result.stdout)
         self.assertIsNotNone(NOISE.search(result.stderr), result.stderr)
+
+
+class MistakesBeforeFrameworksTest(TestCase):
+    """A missing file, a wrong column or an unknown model is reported the
+    same way by every command, before any framework is imported."""
+
+    def test_every_command_reports_bad_input_without_a_framework(self):
+        root = tempfile.mkdtemp(dir=self.get_temp_dir())
+        table = os.path.join(root, "data.tsv")
+        with open(table, "w") as f:
+            f.write("text\tlabel\na film\tpos\nthe plot\tneg\n")
+        missing = os.path.join(root, "nope.tsv")
+        no_model = os.path.join(root, "no-model")
+        cases = [
+            (["finetune", "--task", "classify", "--train", missing,
+              "--validation", table, "--model", no_model, "--output",
+              root], f"{missing}: no such file"),
+            (["finetune", "--task", "classify", "--train", table,
+              "--validation", table, "--model", no_model, "--output", root,
+              "--text-column", "sentence"], "no column ['sentence']"),
+            (["finetune", "--task", "classify", "--train", table,
+              "--validation", table, "--model", no_model, "--output",
+              root], "no such directory"),
+            (["predict", "--model", no_model], "no such directory"),
+            (["evaluate", "--model", no_model, "--data", table],
+             "no such directory"),
+            (["embed", missing, "--model", no_model],
+             f"{missing}: no such file"),
+            (["embed", table, "--column", "text", "--model", no_model],
+             "no such directory"),
+            (["fill-mask", no_model, "a [MASK]"], "no such directory"),
+            (["export", no_model, os.path.join(root, "out"), "--format",
+              "savedmodel"], "no such directory"),
+            (["pretrain", "--corpus", missing, "--output",
+              os.path.join(root, "run")], f"{missing}: no such file"),
+            (["search", os.path.join(root, "index.npy"), "a query"],
+             "index.npy not found"),
+        ]
+        for argv, message in cases:
+            with self.subTest(argv=argv[0], message=message):
+                result = keras_bert_process(*argv, script=_HELP_SCRIPT)
+                output, imported = result.stdout.rsplit("IMPORTED", 1)
+                self.assertEqual(ast.literal_eval(imported.strip()), [],
+                                 result.stderr)
+                self.assertEqual(result.stderr.count("\n"), 1,
+                                 result.stderr)
+                self.assertIn(f"keras-bert {argv[0]}: error:",
+                              result.stderr)
+                self.assertIn(message, result.stderr)
+        self.assertFalse(os.path.exists(os.path.join(root, "run")))

@@ -6,25 +6,23 @@ Sentence and sentence-pair classification use
 `keras_bert.BertPreprocessor` directly.
 """
 
-from keras_bert.preprocessing.tasks.answer_spans import best_answer_spans
-from keras_bert.preprocessing.tasks.bert_cross_encoder_preprocessor import (
-    BertCrossEncoderPreprocessor,
-)
-from keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor import (
-    BertMultipleChoicePreprocessor,
-)
-from keras_bert.preprocessing.tasks.bert_question_answerer_preprocessor import (
-    BertQuestionAnswererPreprocessor,
-)
-from keras_bert.preprocessing.tasks.bert_text_embedder_preprocessor import (
-    BertTextEmbedderPreprocessor,
-)
-from keras_bert.preprocessing.tasks.bert_token_classifier_preprocessor import (
-    BertTokenClassifierPreprocessor,
-)
-from keras_bert.preprocessing.tasks.readers import DataFileError
-from keras_bert.preprocessing.tasks.readers import read_conll
-from keras_bert.preprocessing.tasks.readers import read_squad
-from keras_bert.preprocessing.tasks.readers import read_table
-from keras_bert.preprocessing.tasks.readers import table_rows
-from keras_bert.preprocessing.tasks.task_dataset import preprocessed_dataset
+from keras_bert.lazy_exports import lazy_exports
+
+# Exported name -> the module that defines it, imported on first use.
+_EXPORTS = {
+    "best_answer_spans": "answer_spans",
+    "BertCrossEncoderPreprocessor": "bert_cross_encoder_preprocessor",
+    "BertMultipleChoicePreprocessor": "bert_multiple_choice_preprocessor",
+    "BertQuestionAnswererPreprocessor": "bert_question_answerer_preprocessor",
+    "BertTextEmbedderPreprocessor": "bert_text_embedder_preprocessor",
+    "BertTokenClassifierPreprocessor": "bert_token_classifier_preprocessor",
+    "DataFileError": "readers",
+    "read_conll": "readers",
+    "read_squad": "readers",
+    "read_table": "readers",
+    "table_rows": "readers",
+    "preprocessed_dataset": "task_dataset",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
