@@ -6,7 +6,10 @@ of range trained silently to a `nan` loss. Both are caught here, before the
 first step, on every backend: strings are mapped through the model's
 `label_names` when it has them and refused with the way to map them
 otherwise; an id outside the classes is an error naming it and where it
-is. A `tf.data` dataset is not read ahead, so its labels are not checked.
+is. A regressor's labels must be numbers; a task without classes whose
+"labels" are texts by design (an embedder's positive passages) is left
+alone. A `tf.data` dataset is not read ahead, so its labels are not
+checked.
 """
 
 import numpy as np
@@ -48,8 +51,8 @@ def _mapped(model, y, texts, names):
     shown = ", ".join(map(repr, shown)) + (", ..." if len(shown) == 5
                                            else "")
     if _classes(model) is None:
-        raise ValueError(f"{owner}: the labels are strings ({shown}); the "
-                         "model takes numbers.")
+        raise ValueError(f"{owner}: the labels are strings ({shown}); a "
+                         "regression takes numbers.")
     if not names:
         hint = (" or give the model `label_names=[...]` (one per class, in "
                 "id order) and it maps them" if hasattr(model, "label_names")
@@ -92,11 +95,14 @@ def checked_labels(model, y):
         return y
     if not isinstance(y, (list, tuple, np.ndarray)):
         y = np.asarray(y)  # a backend tensor
+    classes = _classes(model)
+    regression = getattr(model, "num_classes", None) == 1
+    if classes is None and not regression:
+        return y  # e.g. an embedder's positives: texts by design
     texts = [(index, value) for index, value in _leaves(y)
              if _is_text(value)]
     if texts:
         y = _mapped(model, y, texts, getattr(model, "label_names", None))
-    classes = _classes(model)
     if classes is not None:
         _check_ids(model, y, *classes)
     return y

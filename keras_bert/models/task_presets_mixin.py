@@ -16,6 +16,11 @@ def _import_object(path):
     return getattr(importlib.import_module(module), name)
 
 
+def _with_length(preprocessor, sequence_length):
+    return type(preprocessor).from_config(
+        {**preprocessor.get_config(), "sequence_length": sequence_length})
+
+
 class TaskPresetsMixin:
     """Loads a task from a preset or checkpoint directory and saves it as
     one; part of every task through `TaskMixin`.
@@ -76,9 +81,7 @@ class TaskPresetsMixin:
         if stored is not None:
             if sequence_length in (None, stored.sequence_length):
                 return stored
-            config = {**stored.get_config(),
-                      "sequence_length": sequence_length}
-            return type(stored).from_config(config)
+            return _with_length(stored, sequence_length)
         if not has_vocabulary(preset):
             warnings.warn(
                 f"{preset} has no vocabulary (vocab.txt), so the "
@@ -87,9 +90,14 @@ class TaskPresetsMixin:
                 stacklevel=3,
             )
             return None
-        return _import_object(self.preprocessor_class).from_preset(
+        preprocessor = _import_object(self.preprocessor_class).from_preset(
             preset, sequence_length=sequence_length,
             **self.preprocessor_arguments())
+        positions = self.backbone.max_sequence_length
+        if sequence_length is None and preprocessor.sequence_length > positions:
+            # The default length, capped at the checkpoint's positions.
+            return _with_length(preprocessor, positions)
+        return preprocessor
 
     def preprocessor_arguments(self):
         """Arguments `from_preset` gives the preprocessor it attaches."""

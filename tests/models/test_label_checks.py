@@ -60,6 +60,17 @@ class LabelChecksTest(TestCase):
         with self.assertRaisesRegex(ValueError, r"label 0.5 at y\[1\]"):
             classifier().evaluate(TEXTS, [0, 0.5, 1, 1], verbose=0)
 
+    def test_regression_takes_numbers_and_embedders_take_texts(self):
+        from keras_bert.models.label_checks import checked_labels
+
+        regressor = keras_bert.BertClassifier(
+            classifier().backbone, num_classes=1)
+        with self.assertRaisesRegex(ValueError, "a regression takes "
+                                    "numbers"):
+            regressor.fit(np.zeros((2, 4), "int32"), ["0.5", "high"])
+        embedder = keras_bert.BertTextEmbedder(classifier().backbone)
+        self.assertEqual(checked_labels(embedder, TEXTS), TEXTS)
+
     def test_per_word_tags_outside_the_classes(self):
         model = tagger(preprocessor=BertTokenClassifierPreprocessor(
             keras_bert.BertTokenizer(VOCABULARY, lowercase=True), 16),
