@@ -14,8 +14,8 @@ setting:
   on PyTorch, the same model with Keras' own `Dense` products and
   `ops.dot_product_attention` instead of `keras_bert.fused_ops`.
   `--calls-baseline` adds "keras_bert/torch+calls": on PyTorch the same
-  model with every sub-layer called through Keras' `Layer.__call__`, as
-  before `keras_bert.layers.call_sublayer`.
+  model with every sub-layer called through Keras' `Layer.__call__`,
+  without `keras_bert._compat.sublayer_call`'s direct calls.
 * keras-hub: `keras_hub.models.BertBackbone.from_preset(dir)` (it converts
   the same Hugging Face folder, so the weights are the real ones) and
   `predict_on_batch` with its default settings (XLA on JAX only); on

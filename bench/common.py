@@ -91,9 +91,12 @@ def serve(prepare):
     prepares); replies `{"times": [...]}` or `{"error": "..."}`. A case is
     prepared (built, compiled, called twice untimed) once and cached.
     """
-    # Before any computation: its malloc settings hold only for threads that
-    # allocate after them (no-op under KERAS_BERT_TUNE_MALLOC=0).
-    import keras_bert  # noqa: F401
+    # Before any computation: malloc settings hold only for threads that
+    # allocate after them. keras_bert's workers run as its CLI does, with
+    # `tune_malloc` (no-op under KERAS_BERT_TUNE_MALLOC=0).
+    from keras_bert.memory import tune_malloc_unless_opted_out
+
+    tune_malloc_unless_opted_out()
 
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
@@ -230,7 +233,7 @@ def first_cpus(count):
 
 # What a reference library's worker (transformers, sentence-transformers)
 # gets for malloc: keras_bert's own workers always run with the settings
-# `import keras_bert` makes (keras_bert/memory.py).
+# its CLI makes (`tune_malloc`, keras_bert/memory.py).
 MALLOC_WORDS = {
     "default": "glibc's defaults, as its users run it (keras_bert's "
                "process: its own settings, `tune_malloc`)",
@@ -241,8 +244,9 @@ MALLOC_WORDS = {
 
 def reference_malloc_env(setting):
     """A reference worker's environment for `setting` ("default" or
-    "tuned", given from the start through GLIBC_TUNABLES); either way an
-    `import keras_bert` in it (for data) is kept from changing malloc."""
+    "tuned", given from the start through GLIBC_TUNABLES); either way
+    keras_bert's workers' `tune_malloc_unless_opted_out` is kept from
+    changing malloc there."""
     from keras_bert import memory
 
     env = {memory.OPT_OUT_VARIABLE: "0"}

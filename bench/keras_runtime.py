@@ -113,9 +113,10 @@ def keras_ops_in_fused_ops():
 
 
 def keras_calls_for_sublayers():
-    """keras_bert on PyTorch before `call_sublayer`, for a before/after in
-    one process: every sub-layer called through Keras' `Layer.__call__`."""
-    from keras_bert.layers import call_sublayer
+    """keras_bert on PyTorch with every sub-layer called through Keras'
+    `Layer.__call__`, for a before/after in one process: without
+    `keras_bert._compat.sublayer_call`'s direct calls."""
+    from keras_bert._compat import sublayer_call
 
-    return mock.patch.object(call_sublayer, "_call_adds_nothing",
+    return mock.patch.object(sublayer_call, "call_adds_nothing",
                              lambda layer, inputs, kwargs: False)

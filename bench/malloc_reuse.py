@@ -1,8 +1,8 @@
 """glibc's malloc with and without `keras_bert.tune_malloc`, per backend.
 
-`import keras_bert` lets glibc keep freed memory for reuse
-(`keras_bert/memory.py`); `KERAS_BERT_TUNE_MALLOC=0` leaves glibc's
-defaults. The setting is per process and cannot be undone, so each
+`keras_bert.tune_malloc` (what the `keras-bert` commands call at start)
+lets glibc keep freed memory for reuse (`keras_bert/memory.py`);
+`KERAS_BERT_TUNE_MALLOC=0` leaves glibc's defaults. The setting is per process and cannot be undone, so each
 measurement is a fresh process: for every round, backend and setting in
 turn, a worker builds the default recipe's model on a finished run's
 corpus and vocabulary and times
@@ -27,10 +27,12 @@ import os
 import time
 
 import numpy as np
-# Before Keras (which bench.pretrain_throughput imports): a thread keeps the
-# malloc arena it first used (importing keras_bert is a no-op for malloc
-# under KERAS_BERT_TUNE_MALLOC=0).
 from keras_bert import memory
+
+# Before Keras (which bench.pretrain_throughput imports): a thread keeps the
+# malloc arena it first used. A program makes this setting at its start, as
+# the `keras-bert` commands do (a no-op under KERAS_BERT_TUNE_MALLOC=0).
+memory.tune_malloc_unless_opted_out()
 
 from bench.common import REPO_ROOT
 from bench.common import machine_info

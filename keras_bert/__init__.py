@@ -3,22 +3,19 @@
 Every public name is imported on first use, so `import keras_bert` loads
 neither Keras nor TensorFlow: the `keras-bert` command answers `--help` at
 once, and under `KERAS_BACKEND=jax` or `torch` TensorFlow loads only when a
-tokenizer, the data pipeline or a SavedModel is asked for. Keras still finds
-every keras_bert class when it loads a `.keras` file or a preset:
-`serialization.register_when_keras_imports` lists them in Keras' registry
-as soon as Keras is imported.
+tokenizer, the data pipeline or a SavedModel is asked for.
 
-Importing it also lets glibc's malloc keep freed memory for reuse
-(`tune_malloc`; `KERAS_BERT_TUNE_MALLOC=0` opts out): done here, before
-Keras starts a backend's threads, because a thread keeps the allocator
-arena it first used.
+Importing it changes nothing in the process: no allocator setting, no
+import hook, no Keras function replaced. Keras finds every keras_bert class
+when it loads a `.keras` file once keras_bert has met Keras: imported after
+Keras, or once a keras_bert name is used (`keras_bert.serialization`).
+`tune_malloc` is an explicit call (the `keras-bert` commands make it).
 """
 
 import importlib
+import sys
 
-from keras_bert import serialization
 from keras_bert.memory import tune_malloc
-from keras_bert.memory import tune_malloc_unless_opted_out
 from keras_bert.version import __version__
 
 # Public name -> module that defines it (or the subpackage itself),
@@ -76,14 +73,21 @@ _LAZY = {
 
 __all__ = sorted(["__version__", "tune_malloc"] + list(_LAZY))
 
-tune_malloc_unless_opted_out()
-serialization.register_when_keras_imports()
+
+def _register_classes_with_keras():
+    # Only once Keras is loaded: importing it here would load a backend.
+    if "keras" in sys.modules:
+        importlib.import_module("keras_bert.serialization")
+
+
+_register_classes_with_keras()
 
 
 def __getattr__(name):
     if name not in _LAZY:
         raise AttributeError(f"module 'keras_bert' has no attribute {name!r}")
     module = importlib.import_module(_LAZY[name])
+    _register_classes_with_keras()
     value = module if module.__name__ == f"{__name__}.{name}" else getattr(
         module, name)
     globals()[name] = value

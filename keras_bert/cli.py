@@ -6,7 +6,10 @@ Modules import Keras and TensorFlow inside the functions that run, so
 `--help` answers at once; log noise of TensorFlow's C++ libraries is kept
 off the terminal unless `--verbose` (see `commands/quiet_logs.py`), and a
 failure is one line on stderr, with its traceback only under `--verbose`
-(`commands/command_errors.py`).
+(`commands/command_errors.py`). A
+command runs with glibc keeping freed memory for reuse (`tune_malloc`;
+`KERAS_BERT_TUNE_MALLOC=0` keeps glibc's defaults), a setting of the whole
+process that the package leaves to its programs.
 """
 
 import argparse
@@ -14,6 +17,7 @@ import importlib
 import sys
 
 from keras_bert.commands.command_errors import run_command
+from keras_bert.memory import tune_malloc_unless_opted_out
 
 # Sub-command modules in the order `keras-bert --help` lists them.
 COMMANDS = (
@@ -58,6 +62,9 @@ def main(argv=None):
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    # Before any backend starts its threads: a thread keeps the allocator
+    # arena it first used.
+    tune_malloc_unless_opted_out()
     return run_command(args)
 
 

@@ -10,9 +10,8 @@ memory that `torch.nn.Linear`-based models (transformers) do not pay:
   over every output. `torch.nn.functional.linear` is one `addmm`, the bias
   added inside the GEMM. Without gradients (`predict`, `encode`), a
   float32 product on the CPU goes to oneDNN's linear kernel instead of
-  PyTorch's `addmm`, whose float32 GEMM is MKL's: on an AMD EPYC with
-  AVX-512, MKL's GEMMs ran at 0.4-0.9 of OpenBLAS' speed and oneDNN's
-  beat both; all-MiniLM-L6-v2's float32 forward ran 1.12-1.19x faster.
+  PyTorch's `addmm`, whose float32 GEMM is MKL's, slower than oneDNN's on
+  the CPUs measured.
 * Keras' `ops.dot_product_attention` makes the query, key and value
   contiguous before calling SDPA; SDPA takes the strided views as they
   are, so the copies are pure cost. Calling SDPA directly also skips
@@ -22,14 +21,17 @@ memory that `torch.nn.Linear`-based models (transformers) do not pay:
   float32 and the result back; PyTorch's `layer_norm` accumulates in
   float32 itself.
 
+PyTorch's private kernels (oneDNN's linear) are reached through
+`keras_bert._compat.torch_ops`, which falls back to public ones.
+
 Measured in docs/performance.md ("PyTorch's float32 GEMMs and
 `keras_bert.fused_ops`", "Sub-layers called without Keras' `__call__`").
 """
 
-import functools
-
 import keras
 from keras import ops
+
+from keras_bert._compat import torch_ops
 
 # Keras' large negative logit for masked keys (float16 has a smaller range):
 # finite, so a query whose keys are all padding gets uniform weights, not NaN.
@@ -89,9 +91,10 @@ def dot_product_attention(query, key, value, mask, scale):
 
 
 def layer_norm(inputs, gamma, beta, epsilon):
-    """LayerNorm over the last axis, as `keras.ops.layer_normalization(
-    inputs, gamma, beta, axis=-1, epsilon=epsilon)`; on PyTorch one
-    `layer_norm` kernel on the inputs' own dtype.
+    """LayerNorm over the last axis in one PyTorch `layer_norm` kernel on
+    the inputs' own dtype; None where that kernel does not apply (another
+    backend, or float32 inputs with half-precision parameters), for the
+    caller to take Keras' `keras.layers.LayerNormalization` call.
 
     Keras computes half-precision inputs in float32: it casts them (and the
     scale and offset) up, normalizes, and casts back, two copies a call.
@@ -106,26 +109,19 @@ def layer_norm(inputs, gamma, beta, epsilon):
         epsilon: float. Added to the variance.
 
     Returns:
-        A tensor of the inputs' dtype (Keras': the inputs' dtype too).
+        A tensor of the inputs' dtype, or None.
     """
-    if keras.config.backend() == "torch":
-        return _torch_layer_norm(inputs, gamma, beta, epsilon)
-    return ops.layer_normalization(inputs, gamma, beta, axis=-1,
-                                   epsilon=epsilon)
-
-
-def _torch_layer_norm(inputs, gamma, beta, epsilon):
+    if keras.config.backend() != "torch":
+        return None
     # Only reached under the torch backend, whose tensors these are.
     import torch
 
     inputs = ops.convert_to_tensor(inputs)
     gamma, beta = ops.convert_to_tensor(gamma), ops.convert_to_tensor(beta)
-    # The parameter dtypes PyTorch's kernel takes for these inputs; anything
-    # else (float32 inputs with half parameters) takes Keras' path.
+    # The parameter dtypes PyTorch's kernel takes for these inputs.
     if not (gamma.dtype == beta.dtype
             and gamma.dtype in (inputs.dtype, torch.float32)):
-        return ops.layer_normalization(inputs, gamma, beta, axis=-1,
-                                       epsilon=epsilon)
+        return None
     return torch.nn.functional.layer_norm(inputs, (inputs.shape[-1],),
                                           gamma, beta, epsilon)
 
@@ -137,50 +133,22 @@ def _torch_dense(inputs, kernel, bias):
     # Variables go through Keras' conversion so that a mixed-precision
     # layer's autocast applies; `.t()` is a view, read transposed. A kernel
     # of more axes is the same GEMM on its output axes merged; torch's own
-    # reshapes (views) cost a microsecond where `ops.reshape` costs 24.
+    # reshapes (views) skip `ops.reshape`'s per-call Python.
     inputs = ops.convert_to_tensor(inputs)
     kernel, bias = ops.convert_to_tensor(kernel), ops.convert_to_tensor(bias)
     output_shape = (*inputs.shape[:-1], *kernel.shape[1:])
     kernel, bias = kernel.reshape(kernel.shape[0], -1), bias.reshape(-1)
-    if _onednn_linear_applies(torch, inputs, kernel, bias):
-        flat = inputs.reshape(-1, inputs.shape[-1])
-        outputs = torch.ops.mkldnn._linear_pointwise(flat, kernel.t(), bias,
-                                                     "none", [], "")
-        return outputs.reshape(output_shape)
-    return torch.nn.functional.linear(inputs, kernel.t(),
-                                      bias).reshape(output_shape)
-
-
-def _onednn_linear_applies(torch, inputs, kernel, bias):
     # oneDNN's linear has no gradient (its inputs' `.grad` stays None), and
     # under torch.compile inductor picks its own kernels.
-    is_compiling = getattr(torch.compiler, "is_compiling", None)
-    if is_compiling is None:  # torch < 2.3
-        is_compiling = torch._dynamo.is_compiling
-    return (not torch.is_grad_enabled()
-            and not is_compiling()
+    if (not torch.is_grad_enabled() and not torch_ops.is_compiling()
             and inputs.device.type == "cpu"
-            and inputs.dtype == kernel.dtype == bias.dtype == torch.float32
-            and _onednn_linear_works())
-
-
-@functools.cache
-def _onednn_linear_works():
-    # A private PyTorch op (inductor's): if a release drops it or changes
-    # its signature, products go to `linear` instead of failing.
-    import torch  # only reached under the torch backend
-
-    if not (torch.backends.mkldnn.is_available()
-            and hasattr(torch.ops.mkldnn, "_linear_pointwise")):
-        return False
-    try:
-        with torch.no_grad():
-            out = torch.ops.mkldnn._linear_pointwise(
-                torch.ones(2, 3), torch.ones(4, 3), torch.zeros(4), "none",
-                [], "")
-    except (RuntimeError, TypeError):
-        return False
-    return bool(torch.equal(out, torch.full((2, 4), 3.0)))
+            and inputs.dtype == kernel.dtype == bias.dtype == torch.float32):
+        outputs = torch_ops.onednn_linear(
+            inputs.reshape(-1, inputs.shape[-1]), kernel.t(), bias)
+        if outputs is not None:
+            return outputs.reshape(output_shape)
+    return torch.nn.functional.linear(inputs, kernel.t(),
+                                      bias).reshape(output_shape)
 
 
 def _torch_attention(query, key, value, mask, scale):

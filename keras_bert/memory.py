@@ -4,11 +4,15 @@ With glibc's default settings every block larger than the mmap threshold
 (at most 32 MiB), and every block over 64 MiB that a thread other than the
 main one asks for, is mapped fresh from the kernel and unmapped when freed.
 A framework that allocates its temporaries anew at each step then touches
-new pages every step, and each 4 KiB page costs a page fault and a zeroing:
-a BERT-tiny pretraining step (32 x 64, 2 cores) faulted 37,500 pages on JAX
-(XLA's 110 MiB block of temporaries, from its executor thread) and 70,000 on
-PyTorch, and ran 1.4-1.5x and 2x faster once the memory stayed
-(`bench/malloc_reuse.py`; docs/performance.md, "Memory that stays").
+new pages every step, and each 4 KiB page costs a page fault and a zeroing
+(XLA's block of temporaries, from its executor thread, on JAX; PyTorch's
+activations). Keeping the memory makes a training step markedly faster on
+a CPU (`bench/malloc_reuse.py`; docs/performance.md, "Memory that stays").
+
+The setting is the whole process's, so keras_bert never makes it on
+import: the `keras-bert` commands call `tune_malloc_unless_opted_out` at
+start, and a program that uses keras_bert as a library calls
+`keras_bert.tune_malloc()` itself, first thing.
 """
 
 import ctypes
@@ -40,11 +44,13 @@ def tune_malloc():
     Sets three `mallopt` parameters for the whole process: one arena for
     every thread (so a worker thread's large blocks come from the heap, not
     from a fresh mapping), no mmap for large blocks, and up to
-    `RETAINED_BYTES` of freed memory kept for reuse. `import keras_bert`
-    calls it, unless the environment variable `KERAS_BERT_TUNE_MALLOC` is
-    `0`. Threads that already allocated keep their own arena, so call it
-    (or import keras_bert) before JAX runs its first computation; PyTorch
-    allocates on the calling thread and gains whenever it is called.
+    `RETAINED_BYTES` of freed memory kept for reuse. The `keras-bert`
+    commands call it at start (unless the environment variable
+    `KERAS_BERT_TUNE_MALLOC` is `0`); importing keras_bert does not. A
+    program calls it once, before its first computation: threads that
+    already allocated keep their own arena (JAX's and TensorFlow's
+    executor threads); PyTorch allocates on the calling thread and gains
+    whenever it is called.
 
     The cost: the process keeps up to 1 GiB of freed memory mapped, and all
     threads share one allocator lock (small blocks are served from each
@@ -73,7 +79,8 @@ def tune_malloc():
 
 
 def tune_malloc_unless_opted_out():
-    """Calls `tune_malloc` unless `KERAS_BERT_TUNE_MALLOC=0` is set."""
+    """Calls `tune_malloc` unless `KERAS_BERT_TUNE_MALLOC=0` is set: what
+    the `keras-bert` commands (and bench/ workers) do at start."""
     if os.environ.get(OPT_OUT_VARIABLE, "1").strip() == "0":
         return False
     return tune_malloc()

@@ -13,14 +13,17 @@ keras_bert's:
   so `.keras` files and keras_bert presets rebuild the int8 variables before
   the weights are read.
 * On TensorFlow a quantized model runs as XLA programs (`needs_xla`).
-* On PyTorch, Keras' int8 inference runs on faster paths with the same
-  results (`keras_bert.torch_int8.use_fast_torch_int8`).
+* On PyTorch, a quantized keras_bert model's int8 products run on faster
+  kernels with the same results, while it runs and for its layers only
+  (`keras_bert.torch_int8`).
 """
 
 import contextlib
 import gc
 
 import keras
+
+from keras_bert._compat.layer_tracking import flatten_layers
 
 
 def is_gemm_layer(layer):
@@ -30,7 +33,7 @@ def is_gemm_layer(layer):
 
 def quantized_layers(model):
     """The quantized layers of `model` (a backbone or task), in order."""
-    return [layer for layer in model._flatten_layers()
+    return [layer for layer in flatten_layers(model)
             if layer.quantization_mode is not None]
 
 
@@ -43,7 +46,7 @@ def needs_xla(model):
     """Whether `model` must run under XLA where Keras would leave it off.
 
     Keras turns XLA off for TensorFlow on machines without an accelerator,
-    and TensorFlow's own int8 matmul kernels are about 10x slower than
+    and TensorFlow's own int8 matmul kernels are several times slower than
     XLA's on a CPU (docs/performance.md), so a quantized model turns it on.
     """
     return keras.config.backend() == "tensorflow" and is_quantized(model)
@@ -56,7 +59,7 @@ def dtype_for_config(model):
         return policy
     quantized = {
         layer.path: layer.dtype_policy
-        for layer in model._flatten_layers(include_self=False)
+        for layer in flatten_layers(model, include_self=False)
         if layer.quantization_mode is not None
     }
     if not quantized:
@@ -72,9 +75,9 @@ def one_garbage_collection():
 
     Keras' `Layer.__delattr__` calls `gc.collect()` for every variable a
     layer drops, so the device frees the buffer; quantizing drops each
-    float kernel, and with a model in memory a collection takes about 0.3
-    s: 8 s of the 8.2 s `quantize("int8")` took on all-MiniLM-L6-v2 (25
-    GEMMs). One collection at the end frees the same buffers.
+    float kernel, and with a model in memory each collection is slow: most
+    of what `quantize("int8")` took (docs/performance.md). One collection
+    at the end frees the same buffers.
     """
     collect = gc.collect
     gc.collect = lambda generation=2: 0

@@ -3,17 +3,23 @@
 `import keras_bert` imports its classes on first use, but Keras looks a
 custom class up in its registry, which `register_keras_serializable` fills
 only when the class's module runs. So that `keras.saving.load_model` finds
-every keras_bert class after a bare `import keras_bert`, in a fresh process,
-`register_when_keras_imports` puts a stand-in per class into the registry as
-soon as Keras is imported; a stand-in imports its class when Keras builds an
-object from it, and the class's decorator then replaces it. keras_bert's own
-`from_config` methods deserialize nested objects with `deserialize`.
+every keras_bert class once keras_bert has met Keras, importing this module
+puts a stand-in per class into Keras' registry (its own `keras_bert>`
+names, nothing else); a stand-in imports its class when Keras builds an
+object from it, and the class's decorator then replaces it.
+
+keras_bert meets Keras when it is imported after Keras, when any of its
+public names is first used, or when any of its modules that build or load
+models is imported: each of them imports this module. (`import keras_bert`
+alone does not import Keras, so that the `keras-bert` command starts
+without a backend; it changes nothing in the import system either.)
+keras_bert's own `from_config` methods deserialize nested objects with
+`deserialize`.
 """
 
 import importlib
-import importlib.abc
-import importlib.util
-import sys
+
+import keras
 
 # Class name -> module, for every class decorated with
 # `keras.saving.register_keras_serializable(package="keras_bert")`
@@ -82,8 +88,6 @@ def import_config_module(config):
 
 def deserialize(config):
     """`keras.saving.deserialize_keras_object` for keras_bert objects."""
-    import keras
-
     return keras.saving.deserialize_keras_object(import_config_module(config))
 
 
@@ -106,50 +110,12 @@ class _DeferredClass:
         return f"<keras_bert class {self.module}.{self.name}, not imported>"
 
 
-def _register_deferred_classes(keras):
+def register_classes():
+    """Puts a stand-in for every keras_bert class not yet imported into
+    Keras' registry (a class already imported keeps its real entry)."""
     registry = keras.saving.get_custom_objects()
     for name, module in REGISTERED_CLASSES.items():
-        # setdefault: a class already imported keeps its real entry.
         registry.setdefault(f"keras_bert>{name}", _DeferredClass(module, name))
 
 
-class _AfterKerasImport(importlib.abc.MetaPathFinder):
-    """Registers the stand-ins right after `keras` is first imported.
-
-    It answers the lookup of `keras` with the spec the other finders give,
-    its loader made to register the stand-ins after running
-    `keras/__init__.py`, whichever code imports Keras first. It stays in
-    place until Keras has really been executed: a mere
-    `importlib.util.find_spec("keras")` (availability checks, e.g. in
-    transformers) must not use it up.
-    """
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != "keras":
-            return None
-        sys.meta_path.remove(self)  # the other finders answer the lookup
-        try:
-            spec = importlib.util.find_spec(fullname)
-        finally:
-            sys.meta_path.insert(0, self)
-        if spec is not None and spec.loader is not None:
-            exec_module = spec.loader.exec_module
-
-            def exec_and_register(module):
-                exec_module(module)
-                if self in sys.meta_path:
-                    sys.meta_path.remove(self)
-                _register_deferred_classes(module)
-
-            spec.loader.exec_module = exec_and_register
-        return spec
-
-
-def register_when_keras_imports():
-    """Makes Keras find every keras_bert class, now or once Keras loads."""
-    keras = sys.modules.get("keras")
-    if keras is not None:
-        _register_deferred_classes(keras)
-    elif not any(isinstance(finder, _AfterKerasImport)
-                 for finder in sys.meta_path):
-        sys.meta_path.insert(0, _AfterKerasImport())
+register_classes()

@@ -1,115 +1,148 @@
-"""What keras_bert changes in Keras' PyTorch backend for int8 inference.
+"""keras_bert's kernels for Keras' int8 inference on PyTorch: faster
+paths, the same results bit for bit (tests/models/test_quantization.py).
 
-Keras 3.15 runs a quantized model on PyTorch through slow or
-uncompilable paths; `use_fast_torch_int8` replaces four of them with
-ones that give the same results, bit for bit (tests/models/
-test_quantization.py), and leaves every other call to Keras. Measured on
-int8 all-MiniLM-L6-v2 in docs/performance.md ("Lower precision").
+Keras runs a quantized model on PyTorch through slow or uncompilable
+paths:
+
+* int8 x int8 products on the CPU: Keras casts both operands to int32
+  (it takes PyTorch's int8 GEMM on CUDA only), and PyTorch's int32 matmul
+  is several times slower than its float32 one. keras_bert sends int8 CPU
+  products of the forms a quantized `Dense` and `EinsumDense` compute
+  (`(..., k) @ (k, n)`, and an einsum that contracts the input's last
+  axis with the kernel's first) to PyTorch's int8 GEMM, or, on an x86 CPU
+  without int8 dot-product instructions (VNNI, AMX), where that GEMM is
+  slower still, to float32 GEMMs that give the same int32 result exactly
+  (`_int8_gemm_in_float32`).
+* Activation quantization (`abs_max_quantize`, once per GEMM): Keras
+  clips with tensor bounds, a slow kernel next to a clamp to numbers;
+  float32 CPU tensors take the same arithmetic in fewer passes
+  (`_abs_max_quantize`).
+* `keras.ops.custom_gradient`, which wraps every quantized product: with
+  gradients off (`predict`, `torch.no_grad`) the forward function runs
+  directly instead of through a `torch.autograd.Function`, whose
+  bookkeeping costs time and which `torch.compile` cannot trace (Keras'
+  `Function` sets attributes on its context and catches an exception).
+* `transpose` takes its axes as a tuple: `EinsumDense` passes a tracked
+  list when it reshapes its scales, which `torch.compile` cannot trace
+  either.
+
+These run only while a keras_bert model runs (`FastTorchInt8`, or a
+`with use_fast_torch_int8(model):` block), on that thread; every other
+model in the process, and keras_bert's outside that call, runs Keras' own
+functions (`keras_bert._compat.torch_int8_kernels` puts them in place and
+back). docs/performance.md ("Lower precision") has the measured effect.
 """
 
-import functools
+import contextlib
 import platform
 
 import keras
+from keras import ops
+
+from keras_bert._compat.torch_int8_kernels import keras_functions_replaced
+from keras_bert._compat.torch_int8_kernels import keras_original
+from keras_bert._compat.torch_ops import int_mm
+from keras_bert.quantization import is_quantized
 
 
-def use_fast_torch_int8():
-    """On PyTorch, runs Keras' int8 inference faster, with the same results.
+class FastTorchInt8:
+    """Mixin for a keras_bert `keras.Model`: on PyTorch, a quantized
+    model's forward runs Keras' int8 products on keras_bert's kernels
+    (`use_fast_torch_int8`); a float model's, and every other backend's,
+    is unchanged. Put it before `keras.Model`.
+    """
 
-    * int8 x int8 products on the CPU: Keras casts both operands to int32
-      (it uses `torch._int_mm` on CUDA only), and PyTorch's int32 matmul
-      is 4x slower than its float32 one (a quantized MiniLM ran at
-      0.07-0.24x its float32). The backend's `matmul` and `einsum` send
-      int8 CPU products of the forms a quantized `Dense` and `EinsumDense`
-      compute (`(..., k) @ (k, n)`, and an einsum that contracts the
-      input's last axis with the kernel's first) to `torch._int_mm`, or,
-      on an x86 CPU without int8 dot-product instructions (VNNI, AMX),
-      where `_int_mm` is slower still, to float32 GEMMs that give the
-      same int32 result exactly (`_int8_gemm_in_float32`).
-    * Activation quantization (`keras.quantizers.abs_max_quantize`, once
-      per GEMM): Keras clips with tensor bounds, a kernel 6x slower than a
-      clamp to numbers; float32 CPU tensors take the same arithmetic in
-      fewer passes (`_abs_max_quantize`).
-    * `keras.ops.custom_gradient`, which wraps every quantized product:
-      with gradients off (`predict`, `torch.no_grad`) it runs the forward
-      function directly instead of through a `torch.autograd.Function`,
-      whose bookkeeping costs time and which `torch.compile` cannot trace
-      (Keras' `Function` sets attributes on its context and catches an
-      exception), so a compiled int8 model was cut into 22-37 graphs.
-    * `transpose` takes its axes as a tuple: `EinsumDense` passes a
-      tracked list when it reshapes its scales, which `torch.compile`
-      cannot trace either.
+    def call(self, inputs, training=None, mask=None, **kwargs):
+        with use_fast_torch_int8(self):
+            return super().call(inputs, training=training, mask=mask,
+                                **kwargs)
 
-    Called when a backbone is quantized or built quantized; idempotent; a
-    no-op on other backends.
+    def quantize(self, *args, **kwargs):
+        super().quantize(*args, **kwargs)
+        self._runs_int8 = is_quantized(self)
+
+
+def use_fast_torch_int8(model):
+    """A context manager: within it, on PyTorch, the int8 products of
+    `model`'s quantized layers run on keras_bert's kernels, with the same
+    results.
+
+    A no-op on other backends and for a float model. `BertBackbone` (and
+    every task, which calls its backbone) enters it on each forward; a
+    caller that runs a backbone's layers itself enters it around them.
+
+    Args:
+        model: a keras_bert model (or any Keras model or layer).
+
+    Example:
+    >>> import keras_bert
+    >>> model = keras_bert.BertBackbone.from_preset("bert_tiny_uncased_config")
+    >>> with use_fast_torch_int8(model):
+    ...     pass  # run the model's layers here
     """
     if keras.config.backend() != "torch":
-        return
-    # Only reached under the torch backend, whose Keras modules it changes.
-    from keras.src.backend.torch import core
-    from keras.src.backend.torch import numpy as torch_numpy
-    from keras.src.quantizers import quantizers
+        return contextlib.nullcontext()
+    runs_int8 = getattr(model, "_runs_int8", None)
+    if runs_int8 is None:
+        runs_int8 = model._runs_int8 = is_quantized(model)
+    if not runs_int8:
+        return contextlib.nullcontext()
+    return keras_functions_replaced(_REPLACEMENTS)
 
-    if getattr(torch_numpy.matmul, "fast_torch_int8", False):
-        return
-    global _int_mm_is_fast
-    _int_mm_is_fast = cpu_has_int8_dot_products()
-    keras_matmul, keras_einsum = torch_numpy.matmul, torch_numpy.einsum
-    keras_transpose = torch_numpy.transpose
-    keras_quantize = quantizers.abs_max_quantize
-    keras_custom_gradient = core.custom_gradient.__call__
 
-    @functools.wraps(keras_matmul)
-    def matmul(x1, x2):
-        x1 = torch_numpy.convert_to_tensor(x1)
-        x2 = torch_numpy.convert_to_tensor(x2)
-        if x1.ndim >= 1 and x2.ndim == 2 and _on_cpu_int8(x1, x2):
-            return _int8_gemm(x1, x2)
-        return keras_matmul(x1, x2)
+def _matmul(x1, x2):
+    x1, x2 = ops.convert_to_tensor(x1), ops.convert_to_tensor(x2)
+    if x1.ndim >= 1 and x2.ndim == 2 and _on_cpu_int8(x1, x2):
+        return _int8_gemm(x1, x2)
+    return keras_original("matmul")(x1, x2)
 
-    @functools.wraps(keras_einsum)
-    def einsum(subscripts, *operands, **kwargs):
-        if (len(operands) == 2 and not kwargs and isinstance(subscripts, str)
-                and _is_last_axis_contraction(subscripts)):
-            x, kernel = (torch_numpy.convert_to_tensor(operand)
-                         for operand in operands)
-            if _on_cpu_int8(x, kernel):
-                out = _int8_gemm(x, kernel.reshape(kernel.shape[0], -1))
-                return out.reshape(*x.shape[:-1], *kernel.shape[1:])
-        return keras_einsum(subscripts, *operands, **kwargs)
 
-    @functools.wraps(keras_transpose)
-    def transpose(x, axes=None):
-        return keras_transpose(x, None if axes is None else tuple(axes))
+def _einsum(subscripts, *operands, **kwargs):
+    if (len(operands) == 2 and not kwargs and isinstance(subscripts, str)
+            and _is_last_axis_contraction(subscripts)):
+        x, kernel = (ops.convert_to_tensor(operand) for operand in operands)
+        if _on_cpu_int8(x, kernel):
+            out = _int8_gemm(x, kernel.reshape(kernel.shape[0], -1))
+            return out.reshape(*x.shape[:-1], *kernel.shape[1:])
+    return keras_original("einsum")(subscripts, *operands, **kwargs)
 
-    @functools.wraps(keras_quantize)
-    def abs_max_quantize(inputs, axis, value_range=(-127, 127),
-                         dtype="int8", epsilon=keras.config.epsilon(),
-                         to_numpy=False):
-        if not to_numpy and dtype == "int8":
-            inputs = torch_numpy.convert_to_tensor(inputs)
-            if str(inputs.dtype) == "torch.float32" and (
-                    inputs.device.type == "cpu"):
-                return _abs_max_quantize(inputs, axis, value_range, epsilon)
-        return keras_quantize(inputs, axis, value_range, dtype, epsilon,
-                              to_numpy)
 
-    @functools.wraps(keras_custom_gradient)
-    def custom_gradient_call(self, *args, **kwargs):
+def _transpose(x, axes=None):
+    return keras_original("transpose")(
+        x, None if axes is None else tuple(axes))
+
+
+def _quantize(inputs, axis, value_range=(-127, 127), dtype="int8",
+              epsilon=None, to_numpy=False):
+    epsilon = keras.config.epsilon() if epsilon is None else epsilon
+    if not to_numpy and dtype == "int8":
+        inputs = ops.convert_to_tensor(inputs)
+        if str(inputs.dtype) == "torch.float32" and (
+                inputs.device.type == "cpu"):
+            return _abs_max_quantize(inputs, axis, value_range, epsilon)
+    return keras_original("abs_max_quantize")(inputs, axis, value_range,
+                                              dtype, epsilon, to_numpy)
+
+
+def _custom_gradient(forward_fn):
+    with_gradient = keras_original("custom_gradient")(forward_fn)
+
+    def call(*args, **kwargs):
         if _grad_enabled():
-            return keras_custom_gradient(self, *args, **kwargs)
+            return with_gradient(*args, **kwargs)
         # The contract is `(output, grad_fn)`; Keras' own call also takes
         # a bare output.
-        result = self.forward_fn(*args, **kwargs)
+        result = forward_fn(*args, **kwargs)
         if isinstance(result, tuple) and len(result) == 2:
             return result[0]
         return result
 
-    matmul.fast_torch_int8 = True
-    torch_numpy.matmul, torch_numpy.einsum = matmul, einsum
-    torch_numpy.transpose = transpose
-    quantizers.abs_max_quantize = abs_max_quantize
-    core.custom_gradient.__call__ = custom_gradient_call
+    return call
+
+
+_REPLACEMENTS = {"matmul": _matmul, "einsum": _einsum,
+                 "transpose": _transpose, "abs_max_quantize": _quantize,
+                 "custom_gradient": _custom_gradient}
 
 
 def _grad_enabled():
@@ -126,12 +159,9 @@ def _on_cpu_int8(x1, x2):
 
 def _int8_gemm(x, kernel):
     """`x @ kernel` in int32 for int8 `x` (any rank) and 2-D `kernel`."""
-    # Only reached with torch tensors (`use_fast_torch_int8`).
-    import torch
-
     rows = x.reshape(-1, x.shape[-1]).contiguous()
-    if _int_mm_is_fast:
-        out = torch._int_mm(rows, kernel.contiguous())
+    if _INT8_GEMM_IS_FAST:
+        out = int_mm(rows, kernel.contiguous())
     else:
         out = _int8_gemm_in_float32(rows, kernel)
     return out.reshape(*x.shape[:-1], kernel.shape[-1])
@@ -146,12 +176,11 @@ _EXACT_FLOAT32_DEPTH = 1024
 def _int8_gemm_in_float32(rows, kernel):
     """`rows @ kernel` (2-D int8) in int32, exactly, from float32 GEMMs.
 
-    Where the CPU has no int8 dot-product instructions, PyTorch's
-    `_int_mm` multiplies at a few GFLOP/s (a quantized MiniLM ran at
-    0.03-0.23x its float32 on an AVX2 machine), while float32 GEMMs run at the
+    Where the CPU has no int8 dot-product instructions, PyTorch's int8
+    GEMM multiplies at a few GFLOP/s, while float32 GEMMs run at the
     machine's full rate. Each slice of at most 1,024 of the contracted
     axis is one float32 GEMM with an exact result; the slices are added
-    in int32, as `_int_mm` accumulates.
+    in int32, as the int8 GEMM accumulates.
     """
     # Only reached with torch tensors (`use_fast_torch_int8`).
     import torch
@@ -166,13 +195,8 @@ def _int8_gemm_in_float32(rows, kernel):
     return out
 
 
-# Set by `use_fast_torch_int8`, outside any compiled forward (which cannot
-# read /proc/cpuinfo).
-_int_mm_is_fast = True
-
-
 def cpu_has_int8_dot_products():
-    """Whether `torch._int_mm` on this CPU has instructions to run on.
+    """Whether PyTorch's int8 GEMM on this CPU has instructions to run on.
 
     True off x86 and where the flags cannot be read (PyTorch's own choice
     stands), and on x86 CPUs with AVX-512 VNNI, AVX-VNNI or AMX; False on
@@ -199,6 +223,12 @@ def _cpu_flags():
     except OSError:
         pass
     return None
+
+
+# Read once here, not inside a forward that `torch.compile` traces (which
+# cannot read /proc/cpuinfo): the first processor's flags, a few lines.
+_INT8_GEMM_IS_FAST = (keras.config.backend() != "torch"
+                      or cpu_has_int8_dot_products())
 
 
 def _abs_max_quantize(x, axis, value_range, epsilon):

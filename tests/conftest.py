@@ -18,6 +18,14 @@ if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
         "--xla_llvm_disable_expensive_passes=true")))
 
 
+# The suite runs as the `keras-bert` commands do, with glibc keeping freed
+# memory (`keras_bert.tune_malloc`, which importing keras_bert no longer
+# does), set before any test starts a backend's threads.
+from keras_bert.memory import tune_malloc_unless_opted_out  # noqa: E402
+
+tune_malloc_unless_opted_out()
+
+
 def pytest_report_header(config):
     import keras
 

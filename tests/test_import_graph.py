@@ -3,8 +3,10 @@ on its floor, and no module reaches itself through its imports.
 
 Floors, lowest first (docs/architecture.md draws them):
 
-0. shared plumbing: `version`, `configs`, `labels`, `packed_inputs`,
-   `serialization`, `file_swap`
+0. shared plumbing: `_compat` (the one boundary to framework internals,
+   importing nothing else of keras_bert), `version`, `configs`, `labels`,
+   `packed_inputs`, `serialization`, `file_swap`, `quantization`,
+   `torch_int8`, `fused_ops`
 1. Keras-only building blocks: `layers`, `optimizers`, `losses`, `metrics`
 2. `preprocessing` (TensorFlow graph code)
 3. `checkpoints` (reading and writing weights; given the model classes)
@@ -19,17 +21,26 @@ to keep TensorFlow out of `import keras_bert` under JAX or PyTorch (or out
 of `keras-bert --help`), and it says so in a comment on its line or the
 line above (the command modules, which all defer their imports for that
 reason, say it once in `keras_bert/cli.py`).
+
+Framework internals are reached from `keras_bert._compat` only: no other
+module imports `keras.src` (or `tensorflow.python`, `jax._src`), reads a
+private attribute of `torch`, `tf`, `jax` or `keras`, or uses a private
+name that Keras' own source defines, nor overrides a private method of
+Keras' base classes.
 """
 
 import ast
 import os
+import re
 
+import keras
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "keras_bert")
+COMPAT = "keras_bert._compat"
 FLOORS = [
-    ("keras_bert.version", "keras_bert.configs", "keras_bert.labels",
+    (COMPAT, "keras_bert.version", "keras_bert.configs", "keras_bert.labels",
      "keras_bert.packed_inputs", "keras_bert.serialization",
      "keras_bert.file_swap", "keras_bert.lazy_exports",
      "keras_bert.quantization", "keras_bert.torch_int8",
@@ -75,11 +86,15 @@ def modules():
     return found
 
 
-def imports(path, known):
-    """`(target module, line, in a function, source lines)` per import."""
+def parse(path):
     with open(path) as file:
         source = file.read()
-    tree = ast.parse(source)
+    return ast.parse(source), source
+
+
+def imports(path, known):
+    """`(target module, line, in a function, source lines)` per import."""
+    tree, source = parse(path)
     function_nodes = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -150,3 +165,106 @@ def test_an_import_inside_a_function_says_why(module, target, line, lines):
     assert any("#" in text for text in nearby), (
         f"{module}:{line} imports {target} inside a function without a "
         "comment saying why (keep TensorFlow out of `import keras_bert`?)")
+
+
+def test_compat_imports_nothing_else_of_keras_bert():
+    reached = sorted(f"{module} imports {target}"
+                     for module, targets in GRAPH.items()
+                     if module.startswith(COMPAT) for target in targets
+                     if not target.startswith(COMPAT))
+    assert not reached, "\n".join(reached)
+
+
+# Modules whose names mark internals, and objects whose underscored
+# attributes are private.
+PRIVATE_MODULES = ("keras.src", "tensorflow.python", "jax._src")
+FRAMEWORKS = {"torch", "tf", "tensorflow", "jax", "keras", "ops"}
+
+
+def _keras_private_names():
+    """Underscored attributes and methods Keras' own source defines."""
+    names = set()
+    pattern = re.compile(r"(?:def |self\.)(_[a-z][a-z0-9_]*)")
+    for folder, _, files in os.walk(os.path.dirname(keras.__file__)):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name)) as file:
+                    names.update(pattern.findall(file.read()))
+    return names
+
+
+# Keras classes keras_bert subclasses: their private methods are Keras'.
+KERAS_BASES = (keras.Model, keras.layers.Layer, keras.optimizers.Optimizer,
+               keras.optimizers.schedules.LearningRateSchedule,
+               keras.losses.Loss, keras.metrics.Metric)
+
+
+def _overrides_keras(name):
+    return (name.startswith("_") and not name.startswith("__")
+            and any(hasattr(base, name) for base in KERAS_BASES))
+
+
+def _own_names(trees):
+    """Underscored names keras_bert defines itself (functions, methods
+    Keras' classes lack, module globals, attributes it assigns)."""
+    names = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not (
+                    _overrides_keras(node.name)):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx,
+                                                           ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(
+                    node.ctx, ast.Store):
+                names.add(node.attr)
+    return names
+
+
+def _private_reaches(tree, keras_private):
+    """`(line, what)` for each reach into framework internals."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            targets = [node.module] + [f"{node.module}.{alias.name}"
+                                       for alias in node.names]
+        else:
+            targets = []
+        for target in targets:
+            if target.startswith(PRIVATE_MODULES):
+                yield node.lineno, f"imports {target}"
+        if isinstance(node, ast.Call) and node.args and isinstance(
+                node.args[0], ast.Constant) and isinstance(
+                node.args[0].value, str) and node.args[0].value.startswith(
+                PRIVATE_MODULES):
+            yield node.lineno, f"imports {node.args[0].value}"
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") \
+                and not node.attr.startswith("__"):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in FRAMEWORKS:
+                yield node.lineno, f"reads {base.id}...{node.attr}"
+            elif node.attr in keras_private:
+                yield node.lineno, f"uses Keras' private {node.attr}"
+        if isinstance(node, ast.ClassDef):
+            for method in node.body:
+                if isinstance(method, ast.FunctionDef) and _overrides_keras(
+                        method.name):
+                    yield method.lineno, f"overrides Keras' {method.name}"
+
+
+def test_framework_internals_are_reached_from_compat_only():
+    trees = {module: parse(path)[0] for module, path in modules().items()}
+    # A name keras_bert defines outside `_compat` is its own, even where
+    # Keras happens to use the same one.
+    own = _own_names(tree for module, tree in trees.items()
+                     if not module.startswith(COMPAT))
+    keras_private = _keras_private_names() - own
+    reaches = sorted(
+        f"{module}:{line} {what}"
+        for module, tree in trees.items() if not module.startswith(COMPAT)
+        for line, what in _private_reaches(tree, keras_private))
+    assert not reaches, "\n".join(reaches)

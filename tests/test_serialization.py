@@ -1,6 +1,8 @@
 """Keras finds every keras_bert class although `import keras_bert` imports
-none of them: `.keras` files load in a fresh process after a bare import,
-with Keras imported before or after keras_bert."""
+none of them: `.keras` files load in a fresh process once keras_bert has
+met Keras (imported after Keras, a public name used, or any module that
+builds models imported), and importing keras_bert changes nothing in the
+import system."""
 
 import importlib
 import inspect
@@ -24,18 +26,26 @@ from tests.test_case import TestCase
 from tests.test_case import to_numpy
 from tests.training.toy_corpus import toy_vocabulary
 
-# argv: FIRST ("keras" or "keras_bert", the module imported first) and the
-# directory holding the saved files. Prints one line per loaded file.
+# How a fresh process meets keras_bert before loading: the statements run.
+_MEETINGS = {
+    "keras_bert after keras": "import keras; import keras_bert",
+    "a name used": "import keras_bert; import keras; keras_bert.BertBackbone",
+    "a model module": "import keras; import keras_bert.models.bert_classifier",
+}
+
+# argv: the statements to run first and the directory holding the saved
+# files. Prints one line per loaded file.
 _LOAD_SCRIPT = """
-import importlib, importlib.util, os, sys
-first, directory = sys.argv[1:]
-importlib.import_module(first)
-# An availability check before the import (transformers makes them) must
-# not use up keras_bert's registration.
-importlib.util.find_spec("keras")
+import os, sys
+meeting, directory = sys.argv[1:]
+exec(meeting)
 import keras
-import keras_bert
 import numpy as np
+# Nothing of keras_bert in the import system, nor in how Keras was loaded.
+assert not [finder for finder in sys.meta_path
+            if type(finder).__module__.startswith("keras_bert")]
+assert not keras.__spec__.loader.exec_module.__module__.startswith(
+    "keras_bert")
 inputs = dict(np.load(os.path.join(directory, "inputs.npz")))
 for name in ("backbone", "classifier", "question_answerer"):
     model = keras.saving.load_model(os.path.join(directory, name + ".keras"))
@@ -111,9 +121,9 @@ class FreshProcessLoadTest(TestCase):
                 outputs = outputs["sequence_output"]
             np.save(os.path.join(directory, name + ".npy"), to_numpy(outputs))
 
-        for first in ("keras_bert", "keras"):
+        for first, meeting in _MEETINGS.items():
             result = subprocess.run(
-                [sys.executable, "-c", _LOAD_SCRIPT, first, directory],
+                [sys.executable, "-c", _LOAD_SCRIPT, meeting, directory],
                 capture_output=True, text=True, timeout=300,
                 cwd=os.path.dirname(os.path.dirname(keras_bert.__file__)))
             self.assertEqual(result.returncode, 0, result.stderr[-3000:])

@@ -1,7 +1,6 @@
 import keras
 from keras import ops
 
-from keras_bert.layers.call_sublayer import call_sublayer
 from keras_bert.layers.dropout import dropout
 from keras_bert.layers.fused_layer_normalization import FusedLayerNormalization
 
@@ -119,7 +118,7 @@ class BertEmbeddings(keras.layers.Layer):
             segment_ids
         )
         x = x + ops.cast(positions, x.dtype)
-        x = call_sublayer(self.layer_norm, x)
+        x = self.layer_norm(x)
         return dropout(self.dropout_layer, x, training)
 
     def compute_output_shape(self, token_ids_shape, segment_ids_shape=None,

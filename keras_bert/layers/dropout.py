@@ -6,12 +6,11 @@ def dropout(layer, inputs, training):
 
     A Keras `Dropout` is the identity outside training, but calling it
     still runs Keras' per-call work (argument binding, dtype and name
-    scopes): about 0.1 ms a call on PyTorch, which runs eagerly and has no
-    compiler to remove it. A 6-layer encoder calls dropout 13 times a
-    forward; skipping them took all-MiniLM-L6-v2's forward of one
-    8-token sentence from 13.0 to 11.8 ms (docs/performance.md, "Keras'
-    per-call cost on PyTorch"). XLA drops the identity anyway, so JAX and
-    TensorFlow run the same program as before.
+    scopes) on PyTorch, which runs eagerly and has no compiler to remove
+    it; a 6-layer encoder calls dropout 13 times a forward
+    (docs/performance.md, "Keras' per-call cost on PyTorch"). XLA drops
+    the identity anyway, so JAX and TensorFlow run the same program as
+    before.
 
     Args:
         layer: a `keras.layers.Dropout`.

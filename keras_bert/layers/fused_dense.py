@@ -1,10 +1,11 @@
 import keras
 
 from keras_bert import fused_ops
+from keras_bert._compat.sublayer_call import DirectSublayerCall
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class FusedDense(keras.layers.Dense):
+class FusedDense(DirectSublayerCall, keras.layers.Dense):
     """A `keras.layers.Dense` that adds its bias inside the GEMM where the
     backend can (`keras_bert.fused_ops.dense`: one `addmm` on PyTorch).
 

@@ -14,10 +14,11 @@ import keras
 import numpy as np
 
 from keras_bert import fused_ops
+from keras_bert._compat.sublayer_call import DirectSublayerCall
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class FusedQueryKeyValue(keras.layers.EinsumDense):
+class FusedQueryKeyValue(DirectSublayerCall, keras.layers.EinsumDense):
     """`(batch, length, hidden)` -> `(batch, length, 3, hidden)`: q, k, v.
 
     Args:
@@ -58,9 +59,10 @@ class FusedQueryKeyValue(keras.layers.EinsumDense):
 
     def load_own_variables(self, store):
         store = {key: store[key] for key in store.keys()}
-        for key, variable in (("0", self._kernel), ("1", self.bias)):
+        # Keras stores the kernel first, then the bias.
+        for key, shape in (("0", self.kernel.shape), ("1", self.bias.shape)):
             if key in store:
-                store[key] = _unflatten(store[key], variable.shape)
+                store[key] = _unflatten(store[key], shape)
         super().load_own_variables(store)
 
     def get_config(self):

@@ -3,7 +3,6 @@ from keras import ops
 
 from keras_bert import fused_ops
 from keras_bert.layers.activations import get_activation
-from keras_bert.layers.call_sublayer import call_sublayer
 from keras_bert.layers.fused_dense import FusedDense
 from keras_bert.layers.fused_layer_normalization import FusedLayerNormalization
 
@@ -93,8 +92,7 @@ class MaskedLMHead(keras.layers.Layer):
         x = ops.take_along_axis(
             inputs, ops.cast(mask_positions, "int32")[:, :, None], axis=1
         )
-        x = call_sublayer(self.transform_layer_norm,
-                          call_sublayer(self.transform_dense, x))
+        x = self.transform_layer_norm(self.transform_dense(x))
         if self.token_embedding is not None:
             kernel = ops.transpose(self.token_embedding.embeddings)
         else:

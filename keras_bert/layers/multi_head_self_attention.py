@@ -4,13 +4,13 @@ import keras
 from keras import ops
 
 from keras_bert import fused_ops
-from keras_bert.layers.call_sublayer import call_sublayer
+from keras_bert._compat.sublayer_call import DirectSublayerCall
 from keras_bert.layers.fused_dense import FusedDense
 from keras_bert.layers.fused_query_key_value import FusedQueryKeyValue
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class MultiHeadSelfAttention(keras.layers.Layer):
+class MultiHeadSelfAttention(DirectSublayerCall, keras.layers.Layer):
     """Bidirectional multi-head self-attention with a fused QKV projection.
 
     The query, key and value projections are one `(hidden, 3, hidden)`
@@ -100,8 +100,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     ):
         batch, length = ops.shape(inputs)[0], ops.shape(inputs)[1]
         qkv = ops.reshape(
-            call_sublayer(self.query_key_value,
-                          self._projection_input(inputs)),
+            self.query_key_value(self._projection_input(inputs)),
             (batch, length, 3, self.num_heads, self.head_dim),
         )
         explicit = return_attention_scores or (
@@ -119,7 +118,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
                 query, key, value, mask, scale=1.0 / math.sqrt(self.head_dim)
             )
         output = ops.reshape(output, (batch, length, self.hidden_dim))
-        output = call_sublayer(self.output_dense, output)
+        output = self.output_dense(output)
         if return_attention_scores:
             return output, scores
         return output
@@ -128,10 +127,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         # Keras' quantized einsum on TensorFlow runs in int8 only when the
         # input's middle axis has a static size, and multiplies in float
         # otherwise: under a SavedModel's signature (length unknown) that
-        # made every layer's QKV GEMM float, and the served int8 model 25%
-        # slower than in-process. One token per row, (batch * length, 1,
-        # hidden), is the same GEMM with a static 1 there. Float models keep
-        # their shape: XLA adds a copy per layer for the reshaped output.
+        # made every layer's QKV GEMM float, and the served int8 model
+        # slower than in-process (docs/performance.md, "Lower precision").
+        # One token per row, (batch * length, 1, hidden), is the same GEMM
+        # with a static 1 there. Float models keep their shape: XLA adds a
+        # copy per layer for the reshaped output.
         if (keras.config.backend() == "tensorflow"
                 and self.query_key_value.quantization_mode is not None):
             return ops.reshape(inputs, (-1, 1, self.hidden_dim))
@@ -141,11 +141,10 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         # Measured on CPU (docs/performance.md, "Where the time goes"):
         # under JAX, XLA fuses the explicit form below into fewer passes
         # than `jax.nn.dot_product_attention`'s grouped layout (no copy of
-        # the probabilities, no separate normalization pass): 6-11% of the
-        # whole forward from batch 8 up. TensorFlow is even (0.94-1.08x)
-        # and runs the same program as JAX this way. On torch the SDPA
-        # kernel beats explicit eager ops. Half precision keeps the fused
-        # op, which can reach cuDNN flash attention on GPUs.
+        # the probabilities, no separate normalization pass). TensorFlow is
+        # even, and runs the same program as JAX this way. On torch the
+        # SDPA kernel beats explicit eager ops. Half precision keeps the
+        # fused op, which can reach cuDNN flash attention on GPUs.
         return (keras.config.backend() in ("jax", "tensorflow")
                 and self.compute_dtype == "float32")
 
@@ -163,7 +162,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             # Finite, so an all-padding row softmaxes to uniform, not NaN.
             # A select, not an added bias: XLA shares one bias across all
             # layers and materializes it at full (batch, heads, length,
-            # length) size, which made length 512 7% slower.
+            # length) size, slower at long lengths.
             logits = ops.where(mask, logits, -1e9)
         if need_probs:
             probs = ops.softmax(logits, axis=-1)

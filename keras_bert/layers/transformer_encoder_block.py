@@ -1,7 +1,6 @@
 import keras
 
 from keras_bert.layers.activations import get_activation
-from keras_bert.layers.call_sublayer import call_sublayer
 from keras_bert.layers.dropout import dropout
 from keras_bert.layers.fused_dense import FusedDense
 from keras_bert.layers.fused_layer_normalization import FusedLayerNormalization
@@ -121,9 +120,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
     ):
         x = inputs
         if self.normalize_first:
-            x = call_sublayer(self.attention_layer_norm, x)
-        attended = call_sublayer(
-            self.attention,
+            x = self.attention_layer_norm(x)
+        attended = self.attention(
             x,
             padding_mask=padding_mask,
             attention_mask=attention_mask,
@@ -134,16 +132,15 @@ class TransformerEncoderBlock(keras.layers.Layer):
             attended, scores = attended
         x = inputs + dropout(self.dropout_layer, attended, training)
         if not self.normalize_first:
-            x = call_sublayer(self.attention_layer_norm, x)
+            x = self.attention_layer_norm(x)
 
         residual = x
         if self.normalize_first:
-            x = call_sublayer(self.output_layer_norm, x)
-        x = call_sublayer(self.output_dense,
-                          call_sublayer(self.intermediate_dense, x))
+            x = self.output_layer_norm(x)
+        x = self.output_dense(self.intermediate_dense(x))
         x = residual + dropout(self.dropout_layer, x, training)
         if not self.normalize_first:
-            x = call_sublayer(self.output_layer_norm, x)
+            x = self.output_layer_norm(x)
         if return_attention_scores:
             return x, scores
         return x

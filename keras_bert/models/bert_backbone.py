@@ -4,6 +4,7 @@ import warnings
 import keras
 from keras import ops
 
+from keras_bert._compat.model_compile import AutoJitCompile
 from keras_bert.checkpoints.backbone_arguments import check_backbone_arguments
 from keras_bert.checkpoints.known_checkpoints import KNOWN_CHECKPOINTS
 from keras_bert.checkpoints.known_checkpoints import parameter_count
@@ -23,14 +24,13 @@ from keras_bert.models.xla_default import xla_by_default
 from keras_bert.packed_inputs import PACKED_INPUTS
 from keras_bert.quantization import dtype_for_config
 from keras_bert.quantization import is_gemm_layer
-from keras_bert.quantization import is_quantized
 from keras_bert.quantization import needs_xla
 from keras_bert.quantization import one_garbage_collection
-from keras_bert.torch_int8 import use_fast_torch_int8
+from keras_bert.torch_int8 import FastTorchInt8
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertBackbone(AdaptersMixin, keras.Model):
+class BertBackbone(AdaptersMixin, FastTorchInt8, AutoJitCompile, keras.Model):
     """The BERT encoder as a backend-agnostic Keras Functional model.
 
     Embeddings (token + segment + position, summed, LayerNorm, dropout), a
@@ -80,6 +80,10 @@ class BertBackbone(AdaptersMixin, keras.Model):
     >>> tuple(outputs["sequence_output"].shape), tuple(outputs["pooled_output"].shape)
     ((1, 5, 16), (1, 16))
     """
+
+    # jit_compile="auto": XLA on TensorFlow's CPUs as well, also after a
+    # reload (keras_bert/models/xla_default.py).
+    xla_by_default = staticmethod(xla_by_default)
 
     def __init__(
         self,
@@ -188,8 +192,6 @@ class BertBackbone(AdaptersMixin, keras.Model):
         self.transformer_layers = blocks
         self.final_layer_norm = final_layer_norm
         self.pooler = pooler
-        if is_quantized(self):
-            use_fast_torch_int8()
 
     @property
     def token_embedding(self):
@@ -230,7 +232,6 @@ class BertBackbone(AdaptersMixin, keras.Model):
                 mode, config=config,
                 filters=is_gemm_layer if filters is None else filters,
                 **kwargs)
-        use_fast_torch_int8()
         if needs_xla(self):
             self.jit_compile = True
 
@@ -267,11 +268,6 @@ class BertBackbone(AdaptersMixin, keras.Model):
         """
         enable_lora(self, rank, target_names=target_names,
                     lora_alpha=lora_alpha)
-
-    def _resolve_auto_jit_compile(self):
-        # XLA on TensorFlow's CPUs as well (keras_bert/models/xla_default.py),
-        # also after a reload.
-        return xla_by_default(self) or super()._resolve_auto_jit_compile()
 
     def get_config(self):
         return {

@@ -4,14 +4,16 @@ Without a `tf.distribute` strategy, Keras on TensorFlow leaves the
 optimizer's variables (Adam's moments) and the compiled metrics' to be
 created inside the first traced train step. A `tf.function` that creates
 variables on its first trace is traced a second time without them, so
-every first `fit` built BERT's whole training step twice in Python. The
-first `fit` of an all-MiniLM-L6-v2 classifier (4 steps, XLA) took 22.5 s
-instead of 15.8 s on 2 cores, a tiny one's 12.5-12.8 s instead of
-9.2-9.8 s. Keras builds them up front itself under a strategy, and on
-JAX; this does the same on TensorFlow, from the dataset's element spec.
+every first `fit` built BERT's whole training step twice in Python
+(docs/performance.md has what that cost a first `fit`). Keras builds them
+up front itself under a strategy, and on JAX; this does the same on
+TensorFlow, from the dataset's element spec.
 """
 
 import keras
+
+from keras_bert._compat.model_compile import build_training_state
+from keras_bert._compat.model_compile import has_distribution_strategy
 
 
 def build_before_tracing(model, dataset):
@@ -23,7 +25,6 @@ def build_before_tracing(model, dataset):
     """
     spec = getattr(dataset, "element_spec", None)
     if (keras.config.backend() != "tensorflow" or spec is None
-            or model._distribute_strategy is not None):
+            or has_distribution_strategy(model)):
         return
-    with model.distribute_strategy.scope():
-        model._symbolic_build(data_batch=spec)
+    build_training_state(model, spec)

@@ -6,6 +6,7 @@ it, B starting at zero); this module picks the layers of each encoder
 block, freezes everything else in the backbone, and names the roles.
 """
 
+from keras_bert._compat.layer_tracking import flatten_layers
 from keras_bert.quantization import quantized_layers
 
 # Role -> the layer of an encoder block it names.
@@ -24,7 +25,7 @@ DEFAULT_LORA_TARGETS = ("query_key_value",)
 
 def lora_layers(backbone):
     """The layers of `backbone` with LoRA enabled, in order."""
-    return [layer for layer in backbone._flatten_layers()
+    return [layer for layer in flatten_layers(backbone)
             if getattr(layer, "lora_enabled", False)]
 
 
@@ -68,7 +69,7 @@ def enable_lora(backbone, rank, target_names=None, lora_alpha=None):
     targets = lora_targets(backbone, target_names).values()
     # A frozen layer freezes its variables; the targets are switched back on
     # and Keras then freezes their kernels, leaving the adapters trainable.
-    for layer in backbone._flatten_layers(include_self=False):
+    for layer in flatten_layers(backbone, include_self=False):
         layer.trainable = False
     for layer in targets:
         layer.trainable = True

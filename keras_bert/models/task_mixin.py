@@ -6,6 +6,8 @@ import warnings
 
 import keras
 
+from keras_bert._compat.model_compile import AutoJitCompile
+from keras_bert._compat.model_compile import save_jit_compile_as_auto
 from keras_bert.models.adapters_mixin import AdaptersMixin
 from keras_bert.models.build_before_tracing import build_before_tracing
 from keras_bert.models.bucketed_inference import predict_bucketed
@@ -36,7 +38,7 @@ def _steps_per_epoch(x, batch_size):
     return math.ceil(len(leaves[0]) / (batch_size or 32))
 
 
-class TaskMixin(TaskPresetsMixin, AdaptersMixin):
+class TaskMixin(TaskPresetsMixin, AdaptersMixin, AutoJitCompile):
     """What every task model has, whether Functional or subclassed (see
     `Task`, whose docstring describes it).
 
@@ -63,6 +65,9 @@ class TaskMixin(TaskPresetsMixin, AdaptersMixin):
     # missing-gradient warning about the pooler quiet, and the default
     # optimizer keeps the pooler out of weight decay (`unread_weights`).
     reads_pooled_output = True
+    # jit_compile="auto": XLA on TensorFlow's CPUs as well
+    # (keras_bert/models/xla_default.py).
+    xla_by_default = staticmethod(xla_by_default)
 
     def __init__(self, *args, backbone=None, preprocessor=None, **kwargs):
         check_sequence_length(preprocessor, backbone)
@@ -111,7 +116,7 @@ class TaskMixin(TaskPresetsMixin, AdaptersMixin):
         # torch.compile: a first predict of 20-40 s. Saved as "auto", it
         # resolves again on the backend that loads it.
         if kwargs.get("jit_compile", "auto") == "auto":
-            self._compile_config.config["jit_compile"] = "auto"
+            save_jit_compile_as_auto(self)
 
     def compile_from_config(self, config):
         # Keras skips a custom `compile` on load unless told how: the saved
@@ -150,10 +155,6 @@ class TaskMixin(TaskPresetsMixin, AdaptersMixin):
         self.backbone.quantize(mode, config=config, filters=filters, **kwargs)
         if needs_xla(self):
             self.jit_compile = True
-
-    def _resolve_auto_jit_compile(self):
-        # XLA on TensorFlow's CPUs as well (keras_bert/models/xla_default.py).
-        return xla_by_default(self) or super()._resolve_auto_jit_compile()
 
     def _takes_raw_input(self):
         return self.preprocessor is not None and self.maps_preprocessor

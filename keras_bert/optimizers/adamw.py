@@ -4,9 +4,13 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_bert._compat.optimizer_state import WholeStepUpdate
+from keras_bert._compat.optimizer_state import adam_moments
+from keras_bert._compat.torch_ops import foreach
+
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class AdamW(keras.optimizers.AdamW):
+class AdamW(WholeStepUpdate, keras.optimizers.AdamW):
     """AdamW with epsilon added after the bias correction (PyTorch's form).
 
     `keras.optimizers.AdamW` adds epsilon to the *uncorrected* `sqrt(v)`,
@@ -23,7 +27,9 @@ class AdamW(keras.optimizers.AdamW):
 
     Everything else (decoupled weight decay and its exclusions, clipping,
     schedules, `amsgrad`) is Keras' `AdamW`; the constructor arguments are
-    the same.
+    the same. (Should a Keras release keep Adam's moments where
+    `keras_bert._compat.optimizer_state` cannot find them, the step is
+    Keras' own.)
 
     Example:
     >>> optimizer = AdamW(learning_rate=1e-3, weight_decay=0.0, epsilon=1e-6)
@@ -59,20 +65,21 @@ class AdamW(keras.optimizers.AdamW):
         return optimizer
 
     def update_step(self, gradient, variable, learning_rate):
+        moments = adam_moments(self, variable)
+        if moments is None:
+            return super().update_step(gradient, variable, learning_rate)
+        first, second, peak = moments
         dtype = variable.dtype
         gradient = ops.cast(gradient, dtype)
         t = ops.cast(self.iterations + 1, dtype)
         beta_1 = ops.cast(self.beta_1, dtype)
         beta_2 = ops.cast(self.beta_2, dtype)
 
-        slot = self._get_variable_index(variable)
-        first, second = self._momentums[slot], self._velocities[slot]
         # Exponential moving averages of the gradient and its square.
         self.assign(first, beta_1 * first + (1 - beta_1) * gradient)
         self.assign(second, beta_2 * second
                     + (1 - beta_2) * ops.square(gradient))
         if self.amsgrad:
-            peak = self._velocity_hats[slot]
             self.assign(peak, ops.maximum(peak, second))
             second = peak
         first_hat = first / (1 - ops.power(beta_1, t))
@@ -81,29 +88,26 @@ class AdamW(keras.optimizers.AdamW):
             ops.sqrt(second_hat) + self.epsilon)
         self.assign_sub(variable, step)
 
-    def _backend_update_step(self, grads, trainable_variables, learning_rate):
+    def _update_all_at_once(self, grads, trainable_variables,
+                            learning_rate):
         # Keras runs `update_step` once per variable. Under XLA (JAX,
         # TensorFlow) its ops fuse into one pass; PyTorch runs eagerly, one
         # kernel and one temporary per op: about 17 passes over every
-        # weight, the embedding matrix included, which made the optimizer
-        # 119 ms of a 650 ms BERT mini fine-tuning step (docs/performance.md,
-        # "Training step"). PyTorch's multi-tensor kernels take the same
-        # step in 8 passes: 44-51 ms, level with `torch.optim.AdamW`.
-        if keras.config.backend() == "torch" and not self.amsgrad:
-            self._torch_update_step(grads, trainable_variables, learning_rate)
-        else:
-            super()._backend_update_step(grads, trainable_variables,
-                                         learning_rate)
-
-    def _torch_update_step(self, grads, trainable_variables, learning_rate):
+        # weight, the embedding matrix included. PyTorch's multi-tensor
+        # kernels take the same step in 8 passes, as `torch.optim.AdamW`
+        # does (docs/performance.md, "Training step").
+        if keras.config.backend() != "torch" or self.amsgrad:
+            return False
+        moments = [adam_moments(self, v) for v in trainable_variables]
+        if any(m is None for m in moments):
+            return False
         # Only reached under the torch backend: JAX and TensorFlow users
         # need not have torch installed.
         import torch
 
-        slots = [self._get_variable_index(v) for v in trainable_variables]
         variables = [v.value for v in trainable_variables]
-        first = [self._momentums[i].value for i in slots]
-        second = [self._velocities[i].value for i in slots]
+        first = [m[0].value for m in moments]
+        second = [m[1].value for m in moments]
         dtype = variables[0].dtype
         grads = [g.to(dtype) for g in grads]
         # 0-d tensors, not Python floats: no device sync, and a compiled
@@ -112,17 +116,17 @@ class AdamW(keras.optimizers.AdamW):
         step_size = ops.cast(learning_rate, dtype) / (1 - self.beta_1**t)
         correction = 1 / ops.sqrt(1 - self.beta_2**t)
         with torch.no_grad():
-            torch._foreach_lerp_(first, grads, 1 - self.beta_1)
-            torch._foreach_mul_(second, self.beta_2)
-            torch._foreach_addcmul_(second, grads, grads,
-                                    value=1 - self.beta_2)
+            foreach("lerp_")(first, grads, 1 - self.beta_1)
+            foreach("mul_")(second, self.beta_2)
+            foreach("addcmul_")(second, grads, grads, value=1 - self.beta_2)
             # (sqrt(v_hat) + epsilon) / lr_hat, so that one fused kernel
             # subtracts m over it.
-            denominator = torch._foreach_sqrt(second)
-            torch._foreach_mul_(denominator, correction)
-            torch._foreach_add_(denominator, self.epsilon)
-            torch._foreach_div_(denominator, step_size)
-            torch._foreach_addcdiv_(variables, first, denominator, value=-1)
+            denominator = foreach("sqrt")(second)
+            foreach("mul_")(denominator, correction)
+            foreach("add_")(denominator, self.epsilon)
+            foreach("div_")(denominator, step_size)
+            foreach("addcdiv_")(variables, first, denominator, value=-1)
+        return True
 
     def load_own_variables(self, store):
         # A task is compiled on construction, so one saved before its first

@@ -104,7 +104,9 @@ def resize_schedule(optimizer, total_steps, warmup_steps):
         total_steps: int. The new length of the run.
         warmup_steps: int. The new warmup (at most `total_steps`).
     """
-    # Keras keeps the schedule in `_learning_rate`; the public
-    # `learning_rate` evaluates it at the current step.
-    optimizer._learning_rate.resize(total_steps,
-                                    min(warmup_steps, total_steps))
+    schedule = WarmupLinearDecay.tracked_in(optimizer)
+    if schedule is None:
+        raise ValueError(
+            "This optimizer's schedule has fixed lengths: make it with "
+            "`create_optimizer(..., resizable_schedule=True)` to resize it.")
+    schedule.resize(total_steps, min(warmup_steps, total_steps))

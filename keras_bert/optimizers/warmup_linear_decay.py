@@ -1,3 +1,5 @@
+import weakref
+
 import keras
 from keras import ops
 
@@ -52,6 +54,12 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         self._lengths = optimizer.add_variable(
             shape=(2,), dtype="float32", name="schedule_lengths")
         self._lengths.assign([self.total_steps, self.warmup_steps])
+        _TRACKED[optimizer] = self
+
+    @staticmethod
+    def tracked_in(optimizer):
+        """The schedule that called `track_in(optimizer)`, or None."""
+        return _TRACKED.get(optimizer)
 
     def resize(self, total_steps, warmup_steps):
         """Gives the schedule new lengths; a train step compiled before
@@ -87,6 +95,11 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
             "warmup_steps": self.warmup_steps,
             "end_learning_rate": self.end_learning_rate,
         }
+
+
+# optimizer -> the schedule tracked in it; a Keras optimizer keeps its
+# schedule where its public API does not reach.
+_TRACKED = weakref.WeakKeyDictionary()
 
 
 def _check_lengths(total_steps, warmup_steps):

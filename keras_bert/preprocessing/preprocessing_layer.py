@@ -21,6 +21,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_bert._compat.layer_tracking import take_raw_inputs
 from keras_bert.serialization import deserialize
 
 _STATE = threading.local()
@@ -155,8 +156,7 @@ class PreprocessingLayer(keras.layers.Layer):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         # Keras must not turn TF string/ragged tensors into backend tensors.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
+        take_raw_inputs(self)
         self.built = True
 
     def get_config(self):

@@ -1,5 +1,7 @@
-"""`call_sublayer` skips `Layer.__call__` on PyTorch only where that call
-would do nothing, and gives the same tensors bit for bit. Speed is
+"""keras_bert's layers, called as `self.output_dense(x)` inside a parent's
+call, skip `Layer.__call__` on PyTorch only where that call would do
+nothing (`DirectSublayerCall`), and give the same tensors bit for bit;
+`call_sublayer` applies the same rule to any Keras layer. Speed is
 measured in bench/, never here."""
 
 import contextlib
@@ -9,9 +11,10 @@ import keras
 import numpy as np
 
 from keras_bert import BertBackbone
-from keras_bert.layers import call_sublayer as call_sublayer_module
+from keras_bert._compat import sublayer_call
 from keras_bert.layers import TransformerEncoderBlock
 from keras_bert.layers.call_sublayer import call_sublayer
+from keras_bert.layers.fused_dense import FusedDense
 from tests.test_case import TestCase
 from tests.test_case import backend
 from tests.test_case import skip_unless_backend
@@ -34,8 +37,27 @@ def _dunder_calls(fn):
     return called
 
 
+class _Inside(keras.layers.Layer):
+    """Runs `fn()` inside its own call, as a parent layer's call does."""
+
+    def __init__(self, fn, **kwargs):
+        super().__init__(**kwargs)
+        self.fn = fn
+
+    def call(self, inputs):
+        self.fn()
+        return inputs
+
+
+def _in_parent(fn):
+    """`fn()`, run inside a layer's call; returns what it returned."""
+    results = []
+    _Inside(lambda: results.append(fn()))(keras.ops.ones((1,)))
+    return results[0]
+
+
 def _always_dunder():
-    return mock.patch.object(call_sublayer_module, "_call_adds_nothing",
+    return mock.patch.object(sublayer_call, "call_adds_nothing",
                              lambda layer, inputs, kwargs: False)
 
 
@@ -57,6 +79,22 @@ class _Parent(keras.layers.Layer):
     def call(self, inputs):
         self.dunder_calls = _dunder_calls(
             lambda: call_sublayer(self.child, inputs))
+        return inputs
+
+
+class _FusedParent(keras.layers.Layer):
+    """Calls a `FusedDense` as Keras code does, noting Keras' calls."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = FusedDense(4)
+        self.dunder_calls = None
+
+    def build(self, inputs_shape):
+        self.dense.build(inputs_shape)
+
+    def call(self, inputs):
+        self.dunder_calls = _dunder_calls(lambda: self.dense(inputs))
         return inputs
 
 
@@ -112,12 +150,22 @@ class CallSublayerTest(TestCase):
             np.testing.assert_array_equal(direct, keras_call)
 
     @skip_unless_backend("torch")
+    def test_a_keras_bert_layer_called_as_keras_code_calls_it(self):
+        parent = _FusedParent()
+        parent(keras.ops.ones((2, 3)))
+        self.assertEqual(parent.dunder_calls, [])
+        # Outside any parent's call it is Keras' call.
+        dense = parent.dense
+        self.assertEqual(
+            _dunder_calls(lambda: dense(keras.ops.ones((2, 3)))), [dense])
+
+    @skip_unless_backend("torch")
     def test_takes_call_directly_for_a_plain_layer(self):
         dense = _built_dense()
         x = keras.ops.ones((2, 3))
         with mock.patch.object(dense, "call", wraps=dense.call) as call:
-            self.assertEqual(_dunder_calls(lambda: call_sublayer(dense, x)),
-                             [])
+            self.assertEqual(_in_parent(lambda: _dunder_calls(
+                lambda: call_sublayer(dense, x))), [])
         call.assert_called_once()
         self.assertAllClose(call_sublayer(dense, x), dense(x))
 
@@ -129,11 +177,12 @@ class CallSublayerTest(TestCase):
             np.random.default_rng(5).normal(size=(2, 3)).astype("float32"))
         with mock.patch.object(dense, "quantized_call",
                                wraps=dense.quantized_call) as call:
-            self.assertEqual(_dunder_calls(lambda: call_sublayer(dense, x)),
-                             [])
+            self.assertEqual(_in_parent(lambda: _dunder_calls(
+                lambda: call_sublayer(dense, x))), [])
         call.assert_called_once()
-        np.testing.assert_array_equal(to_numpy(call_sublayer(dense, x)),
-                                      to_numpy(dense(x)))
+        np.testing.assert_array_equal(
+            to_numpy(_in_parent(lambda: call_sublayer(dense, x))),
+            to_numpy(dense(x)))
 
     @skip_unless_backend("torch")
     def test_goes_through_dunder_call_where_it_does_something(self):
@@ -150,8 +199,8 @@ class CallSublayerTest(TestCase):
         )
         for name, layer, inputs, kwargs in cases:
             with self.subTest(name):
-                called = _dunder_calls(
-                    lambda: call_sublayer(layer, inputs, **kwargs))
+                called = _in_parent(lambda: _dunder_calls(
+                    lambda: call_sublayer(layer, inputs, **kwargs)))
                 self.assertEqual(called, [layer])
 
     @skip_unless_backend("torch")
@@ -172,5 +221,6 @@ class CallSublayerTest(TestCase):
         dense = _built_dense()
         x = np.random.default_rng(3).normal(size=(2, 3)).astype("float32")
         x = keras.ops.convert_to_tensor(x)
-        np.testing.assert_array_equal(to_numpy(call_sublayer(dense, x)),
-                                      to_numpy(dense(x)))
+        np.testing.assert_array_equal(
+            to_numpy(_in_parent(lambda: call_sublayer(dense, x))),
+            to_numpy(dense(x)))
