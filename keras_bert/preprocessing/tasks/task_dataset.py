@@ -150,6 +150,10 @@ def trim_padding(data, trim):
     # The last real position + 1 of any row, so a mask with holes is kept.
     used = tf.reduce_max(mask * tf.range(1, length + 1))
     cut = tf.gather(buckets, tf.searchsorted(buckets, [used]))[0]
+    if tf.executing_eagerly():
+        # Eager arrays of any backend take a Python int; JAX 0.4.30 refuses
+        # a TensorFlow scalar as a slice bound.
+        cut = int(cut)
     x = {key: value[..., :cut] if key in PACKED_INPUTS else value
          for key, value in x.items()}
     if trim == "inputs_and_labels":
