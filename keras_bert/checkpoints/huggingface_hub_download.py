@@ -82,16 +82,22 @@ def _local_names(snapshot):
     return names
 
 
-def _fetch_hint(repo_id):
-    return (f"Fetch it where the Hub is reachable (`hf download {repo_id}`, "
-            "or load it once without HF_HUB_OFFLINE), or pass a local "
+def _fetch_hint(repo_id, revision=None):
+    command = f"hf download {repo_id}" + (
+        f" --revision {revision}" if revision else "")
+    # `hf` is huggingface_hub's command from 0.34; `huggingface-cli` before.
+    return (f"Fetch it where the Hub is reachable (`{command}`, or "
+            "`huggingface-cli download` with an older huggingface_hub, or "
+            "load it once without HF_HUB_OFFLINE), or pass a local "
             "directory.")
 
 
 def _message(error, repo_id, revision, handle):
     """What went wrong, in words, for an error of `huggingface_hub`."""
     from huggingface_hub import constants
-    from huggingface_hub import errors
+    # `huggingface_hub.utils` has the error classes in every release the
+    # package allows (`huggingface_hub.errors` has some of them only later).
+    from huggingface_hub import utils as errors
 
     where = f"{handle!r} (Hugging Face repository {repo_id})"
     if isinstance(error, errors.GatedRepoError):
@@ -111,7 +117,7 @@ def _message(error, repo_id, revision, handle):
                     + (f" at revision {revision!r}" if revision else "")
                     + f" is not in the Hugging Face cache ({cache}) and "
                     "downloads are off (HF_HUB_OFFLINE=1). "
-                    + _fetch_hint(repo_id))
+                    + _fetch_hint(repo_id, revision))
         return (f"{where}: the Hub could not be reached and the model is not "
                 f"in the Hugging Face cache ({cache}): {_first_line(error)}. "
                 "Check the connection (and HF_ENDPOINT), then try again.")
@@ -127,7 +133,7 @@ def _first_line(error):
 def _listing(api, repo_id, revision):
     """`(commit, file names)` from the Hub, or None when it is off or out
     of reach (the cache then answers)."""
-    from huggingface_hub import errors
+    from huggingface_hub import utils as errors
 
     try:
         info = api.model_info(repo_id, revision=revision)
@@ -193,7 +199,7 @@ def download_from_huggingface(candidates, revision=None, load_weights=True,
     Returns:
         str. The snapshot directory in the Hugging Face cache.
     """
-    from huggingface_hub import errors
+    from huggingface_hub import utils as errors
 
     handle = handle or candidates[0]
     first_error = None
