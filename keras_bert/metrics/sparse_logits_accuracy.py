@@ -11,8 +11,9 @@ class SparseLogitsAccuracy(keras.metrics.MeanMetricWrapper):
 
     `keras.metrics.SparseCategoricalAccuracy` takes the argmax over the
     vocabulary, a reduction that carries the index along and that XLA
-    runs as a scalar loop on CPUs (11 ms of a 150 ms JAX step of BERT tiny
-    at 8,000 tokens). This metric gathers the label's logit and counts
+    runs as a scalar loop on CPUs, a sizeable part of a small model's step
+    (docs/pretraining.md, "The masked-LM loss and accuracy"). This metric
+    gathers the label's logit and counts
     the logits at or above it, one vectorized pass: a hit when that count
     is 1 (on PyTorch, where the top 2 is the faster pass: when the label's
     logit is the first of the top 2 and the second is lower). The same
@@ -52,9 +53,9 @@ def top_logit_hits(y_true, y_pred):
     picked = ops.take_along_axis(y_pred, ops.expand_dims(labels, -1),
                                  axis=-1)
     if keras.config.backend() == "torch":
-        # PyTorch's top 2 is one fast pass (3 ms at 640 x 8,000 on a CPU)
-        # where summing a comparison takes 17; XLA sorts for top_k, so the
-        # other backends count.
+        # PyTorch's top 2 is one fast pass, several times faster than
+        # summing a comparison; XLA sorts for top_k, so the other backends
+        # count.
         top_two = ops.top_k(y_pred, 2, sorted=True)[0]
         hits = ops.logical_and(
             ops.greater_equal(ops.squeeze(picked, -1), top_two[..., 0]),

@@ -86,11 +86,10 @@ def default_bucket_lengths(max_length):
     Padding costs work in proportion to the length, a compiled shape
     costs one compilation: the steps grow with the length, so long rows
     are cut as closely as short ones relative to their cost: 16 shapes up
-    to 256, 24 up to 512. Measured on length-sorted batches of 32
-    (docs/retrieval.md): SST-2 sentences pad to 1.38x their real tokens
-    and SQuAD paragraphs to 1.21x (sentence-transformers, which pads to
-    each batch's longest text, 1.17x both); the earlier multiples of 16,
-    then 128, padded them to 1.68x and 1.48x.
+    to 256, 24 up to 512. docs/retrieval.md measures the padding this
+    leaves on SST-2 sentences and SQuAD paragraphs, against
+    sentence-transformers' (padding to each batch's longest text) and the
+    earlier multiples of 16, then 128.
     """
     return [length for length in (
         list(range(8, 64, 8)) + list(range(64, 128, 16))

@@ -1,7 +1,7 @@
 """Inference with several short texts sharing one row (no padding between).
 
 Length buckets (`bucketed_inference.py`) still pad each text to its
-bucket: SST-2 sentences to 1.38x their real tokens. Here texts are laid
+bucket (docs/retrieval.md has by how much). Here texts are laid
 end to end in rows of one fixed length, each with its own positions
 (0, 1, ...) and attending only to its own tokens, so a row does the work
 of its texts' real tokens plus a short tail, and every call has the same
@@ -19,8 +19,8 @@ from keras_bert.models.encoder_stack import run_encoder
 MAX_TEXTS_PER_ROW = 16
 # Rows are at least this long, so that short texts fill them with little
 # left over. Longer rows cost attention per token (it grows with the row):
-# on SST-2 sentences (14 tokens on average, 60 at most) rows of 64 encoded
-# 1.25x faster than rows of 128 under JAX (docs/retrieval.md).
+# on SST-2 sentences rows of 64 encoded faster than rows of 128
+# (docs/retrieval.md).
 MIN_ROW_LENGTH = 64
 
 
@@ -99,8 +99,8 @@ def predict_shared_rows(model, x, batch_size=32, bucket_lengths=None,
     restart with each text, so a row may be longer than the model's
     positions. A call takes
     the power-of-two number of rows that holds at least `batch_size`
-    texts on average (fewer, larger calls: on SST-2 sentences 1.1x faster
-    than rounding down); the last rows go in halving calls, so no call
+    texts on average (fewer, larger calls: faster than rounding down,
+    docs/retrieval.md); the last rows go in halving calls, so no call
     runs empty rows and compiled backends see few shapes.
     """
     token_ids = np.asarray(ops.convert_to_numpy(x["token_ids"]))

@@ -113,8 +113,8 @@ class TaskMixin(TaskPresetsMixin, AdaptersMixin, AutoJitCompile):
         super().compile(*args, **kwargs)
         # Keras saves what "auto" resolved to on this backend (XLA on
         # TensorFlow and JAX), and a saved True reloaded on PyTorch means
-        # torch.compile: a first predict of 20-40 s. Saved as "auto", it
-        # resolves again on the backend that loads it.
+        # torch.compile: a first predict that takes tens of seconds. Saved
+        # as "auto", it resolves again on the backend that loads it.
         if kwargs.get("jit_compile", "auto") == "auto":
             save_jit_compile_as_auto(self)
 
@@ -277,7 +277,7 @@ class TaskMixin(TaskPresetsMixin, AdaptersMixin, AutoJitCompile):
 
         Raw input of up to 8,192 examples is preprocessed at once and the
         model runs on the arrays, with no `tf.data` pipeline to start
-        (0.6-0.8 s a call); `BertClassifier` and `BertTokenClassifier` run
+        each call; `BertClassifier` and `BertTokenClassifier` run
         it in length-bucketed batches, padded to each batch's bucket
         instead of the packed length (docs/performance.md, "Predict
         latency on raw text"), and the token classifier's logits at padded

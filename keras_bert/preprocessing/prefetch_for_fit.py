@@ -11,9 +11,10 @@ def prefetch_for_fit(dataset):
     re-tunes the pipeline on a doubling period (up to a minute). When
     Keras drops its iterator at the end of `fit`, `evaluate` or `predict`
     (on every backend) it waits for that thread, and at times the thread
-    sleeps out the rest of its period first: `fit` returned 6-38 s after
-    its last step in 12 of 40 timed fits here (TensorFlow 2.21, Keras
-    3.15), in none of 33 with autotuning off. `AUTOTUNE` values still
+    sleeps out the rest of its period first: `fit` returned seconds to
+    tens of seconds after its last step in about a third of the timed fits
+    with autotuning on, in none with it off (docs/performance.md,
+    "Figures behind the code's comments"). `AUTOTUNE` values still
     work without it: a parallel `map` runs at the pool's size and
     `prefetch` grows its buffer on its own; the pretraining step rate and
     the stream's speed were the same both ways (docs/pretraining.md).

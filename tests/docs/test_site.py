@@ -83,10 +83,12 @@ def test_api_reference_covers_subpackages():
     assert not missing, f"names without an API entry: {missing}"
 
 
-# Written as module paths (for `python -m`, or PyTorch-only plumbing the
-# docs name as a module), not as attributes.
+# Written as module paths (for `python -m`, PyTorch-only plumbing, or the
+# private boundary to framework internals, which the docs name as
+# modules), not as attributes.
 _MODULE_PATHS = ("keras_bert.cli", "keras_bert.commands.",
-                 "keras_bert.torch_int8", "keras_bert.fused_ops")
+                 "keras_bert.torch_int8", "keras_bert.fused_ops",
+                 "keras_bert._compat")
 
 _RESOLVE_SCRIPT = """
 import sys

@@ -18,10 +18,11 @@ DEFAULT_BATCH_SIZE = 32
 # Up to this many examples, raw input (not a dataset) is preprocessed at
 # once, eagerly, for `predict` and `evaluate`. A new tf.data iterator
 # instantiates the preprocessing function again and TensorFlow optimizes
-# its graph each time: `predict` on one sentence took 0.6-0.8 s so
-# (MiniLM classifier, 2 cores, every backend), while eager preprocessing
-# of 4,096 SST-2 sentences takes 0.09 s. The arrays of this many examples
-# of 512 tokens are 50 MB; larger inputs stream through `tf.data`.
+# its graph each time, most of the time of a `predict` on one sentence,
+# while eager preprocessing of thousands of sentences takes a fraction of
+# it (docs/performance.md, "Predict latency on raw text"). The arrays of
+# this many examples of 512 tokens are 50 MB; larger inputs stream
+# through `tf.data`.
 MAX_EAGER_EXAMPLES = 8192
 
 
@@ -77,7 +78,8 @@ def preprocessed_batches(preprocessor, batches, trim=None):
 
     Each new iterator of the result instantiates the preprocessing
     function again, and TensorFlow optimizes its graph (Grappler) each
-    time: 0.3-0.5 s for a pair preprocessor. `fit` repeats `batches`
+    time, a noticeable pause for a pair preprocessor. `fit` repeats
+    `batches`
     (`batches.repeat()`, each pass reshuffled) and sets the steps of one
     pass, so that Keras keeps one iterator for every epoch.
     """

@@ -90,9 +90,9 @@ def pair_dataset(
     def chunks():
         # `from_generator` converts each element it yields under the GIL;
         # yielding a thousand pairs at a time as flat arrays (split again
-        # in TensorFlow) makes the default run's stream 2.7x faster, and
-        # its training steps 7-17% faster on 2 cores, where the stream
-        # shares the cores with the step.
+        # in TensorFlow) makes the stream faster, and with it the training
+        # steps where the stream shares the cores with the step
+        # (docs/performance.md, "Figures behind the code's comments").
         stream = pairs()
         while chunk := list(itertools.islice(stream, chunk_pairs)):
             yield _flatten_pairs(chunk)

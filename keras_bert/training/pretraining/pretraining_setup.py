@@ -304,8 +304,8 @@ def compile_pretrainer(model, settings, steps):
 
 def resize_pretrainer_schedule(model, settings, steps):
     """Makes the schedule of a model `compile_pretrainer` compiled span
-    `steps`, without compiling again (an XLA compile is 10-15 s of a
-    4-minute run)."""
+    `steps`, without compiling again (an XLA compile is a large part of
+    a run of a few minutes)."""
     resize_schedule(model.optimizer, steps, _warmup_steps(settings, steps))
 
 

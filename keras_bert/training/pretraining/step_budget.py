@@ -64,7 +64,7 @@ class StepBudget:
     def measure_step_rate(self, model, batches):
         """Steps/s of `model.fit` on `batches` (a tf.data dataset), the
         way the run trains (`train_on_batch` converts and waits for each
-        batch: 20% slower on a tiny model). The model's variables
+        batch: slower, most on a tiny model). The model's variables
         (weights, random-seed states) and its optimizer's are restored
         afterwards; the compiled train step is kept for the run."""
         model.optimizer.build(model.trainable_variables)
