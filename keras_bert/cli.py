@@ -6,10 +6,10 @@ Modules import Keras and TensorFlow inside the functions that run, so
 `--help` answers at once; log noise of TensorFlow's C++ libraries is kept
 off the terminal unless `--verbose` (see `commands/quiet_logs.py`), and a
 failure is one line on stderr, with its traceback only under `--verbose`
-(`commands/command_errors.py`). A
-command runs with glibc keeping freed memory for reuse (`tune_malloc`;
-`KERAS_BERT_TUNE_MALLOC=0` keeps glibc's defaults), a setting of the whole
-process that the package leaves to its programs.
+(`commands/command_errors.py`). A command runs with glibc keeping freed
+memory for reuse (`tune_malloc`; `KERAS_BERT_TUNE_MALLOC=0` keeps glibc's
+defaults), a setting of the whole process that the package leaves to its
+programs.
 """
 
 import argparse

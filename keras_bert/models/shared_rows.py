@@ -14,6 +14,7 @@ from keras import ops
 
 from keras_bert.models.bucketed_inference import resolve_bucket_lengths
 from keras_bert.models.encoder_stack import run_encoder
+from keras_bert.torch_int8 import use_fast_torch_int8
 
 # Texts one row may hold: the pooling output has this many slots a row.
 MAX_TEXTS_PER_ROW = 16
@@ -78,12 +79,15 @@ def shared_row_output(backbone, inputs, training=False):
     attention_mask = ops.logical_and(
         ops.expand_dims(numbers, 2) == ops.expand_dims(numbers, 1),
         ops.expand_dims(numbers, 1) > 0)
-    return run_encoder(
-        (backbone.embeddings, backbone.transformer_layers,
-         backbone.final_layer_norm),
-        inputs["token_ids"], inputs["segment_ids"],
-        position_ids=inputs["position_ids"], attention_mask=attention_mask,
-        training=training)[0]
+    # The backbone's layers run here, not in its call: a quantized one's
+    # int8 kernels are entered as its call would.
+    with use_fast_torch_int8(backbone):
+        return run_encoder(
+            (backbone.embeddings, backbone.transformer_layers,
+             backbone.final_layer_norm),
+            inputs["token_ids"], inputs["segment_ids"],
+            position_ids=inputs["position_ids"],
+            attention_mask=attention_mask, training=training)[0]
 
 
 def predict_shared_rows(model, x, batch_size=32, bucket_lengths=None,

@@ -3,6 +3,7 @@ import numpy as np
 from keras_bert.models import shared_rows
 from tests.models.test_bert_text_embedder import embedder
 from tests.test_case import TestCase
+from tests.test_case import skip_unless_backend
 
 # Lengths (with [CLS] and [SEP]) from 2 (the empty string) to 12.
 TEXTS = ["", "cat", "the cat sat on a mat", "a dog ran", "the fish swam",
@@ -50,6 +51,24 @@ class SharedRowEncodeTest(TestCase):
                                  share_rows=False)
             shared = model.encode(TEXTS, batch_size=8, verbose=0)
             self.assertAllClose(shared, alone, atol=1e-5)
+
+    @skip_unless_backend("torch")
+    def test_a_quantized_model_takes_its_int8_kernels_in_shared_rows(self):
+        # The rows run the backbone's layers outside its call, so they
+        # enter keras_bert's int8 kernels themselves.
+        from unittest import mock
+
+        from keras_bert import torch_int8
+
+        model = embedder()
+        model.quantize("int8")
+        alone = model.encode(TEXTS, batch_size=8, verbose=0,
+                             share_rows=False)
+        with mock.patch.object(torch_int8, "_int8_gemm",
+                               wraps=torch_int8._int8_gemm) as gemm:
+            shared = model.encode(TEXTS, batch_size=8, verbose=0)
+        self.assertGreater(gemm.call_count, 0)
+        self.assertAllClose(shared, alone, atol=1e-5)
 
     def test_calls_hold_whole_rows_in_power_of_two_counts(self):
         model = embedder()
