@@ -3,7 +3,7 @@
 Keras keeps the layers a layer owns in a private list and walks it with
 `Layer._flatten_layers`; its public `Model.layers` lists only the top
 level, not the dense layers inside an encoder block. Checked on Keras
-3.10.0 and 3.15.1.
+3.13.0 (the floor) and 3.15.1; present since 3.10.0.
 """
 
 import keras

@@ -7,7 +7,7 @@ the private `_compile_config`, keeps a model's `tf.distribute` strategy
 in `_distribute_strategy` (the public `distribute_strategy` returns the
 default strategy when there is none), and builds the optimizer and
 metrics ahead of a step only in the private `Trainer._symbolic_build`.
-Checked on Keras 3.10.0 and 3.15.1.
+Checked on Keras 3.13.0 (the floor) and 3.15.1; present since 3.10.0.
 """
 
 

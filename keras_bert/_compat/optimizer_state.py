@@ -4,7 +4,8 @@ Keras' Adam and AdamW keep each variable's moments in the private lists
 `_momentums` and `_velocities` (`_velocity_hats` with amsgrad), at the
 private `_get_variable_index` of the variable, and apply a training step
 in the private `Optimizer._backend_update_step`, which calls the public
-`update_step` once per variable. Checked on Keras 3.10.0 and 3.15.1.
+`update_step` once per variable. Checked on Keras 3.13.0 (the floor)
+and 3.15.1; present since 3.10.0.
 """
 
 

@@ -12,8 +12,9 @@ Keras' `__call__`") has what that saves on a one-sentence forward.
 
 The rule below is `Layer.__call__`'s, read from Keras' private modules
 (the call context, the autocast scope, the rematerialization mode, the
-Keras mask), checked on Keras 3.10.0 and 3.15.1. Fallback, where any of
-them is gone: every call goes through `Layer.__call__`.
+Keras mask), checked on Keras 3.13.0 (the floor) and 3.15.1 (present
+since 3.10.0). Fallback, where any of them is gone: every call goes
+through `Layer.__call__`.
 """
 
 import keras

@@ -12,9 +12,10 @@ versions (`keras_bert.torch_int8`) in their place for the duration of a
 block and Keras' own on every other thread; the block's end puts Keras'
 functions back. Models that are not keras_bert's run Keras' functions.
 
-Checked on Keras 3.10.0 and 3.15.1 with PyTorch 2.13.0. Fallback, where a
-release moved any of them (`keras_functions` finds one missing): the block
-changes nothing, and Keras' own int8 path runs (slower, the same results).
+Checked on Keras 3.13.0 (the floor) and 3.15.1 with PyTorch 2.13.0;
+present since Keras 3.10.0. Fallback, where a release moved any of them
+(`keras_functions` finds one missing): the block changes nothing, and
+Keras' own int8 path runs (slower, the same results).
 """
 
 import contextlib

@@ -4,7 +4,7 @@
 `load_weights` warns when a compiled model's optimizer finds none; Keras'
 only switch for either is `objects_to_skip` of the private
 `keras.src.saving.saving_lib` functions behind them. Checked on Keras
-3.10.0 and 3.15.1.
+3.13.0 (the floor) and 3.15.1; present since 3.10.0.
 """
 
 try:
