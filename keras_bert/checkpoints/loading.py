@@ -7,6 +7,7 @@ canonical tensors once, the model is built from its config, and all weights
 """
 
 import collections
+import contextlib
 import inspect
 import logging
 import os
@@ -24,6 +25,8 @@ from keras_bert.checkpoints.name_mapping import google_to_canonical_names
 from keras_bert.checkpoints.name_mapping import normalize_huggingface_names
 from keras_bert.checkpoints.preset_weights import load_preset_weights
 from keras_bert.checkpoints.weight_conversion import load_state_into_model
+from keras_bert.layers.bert_initializer import deferred_initialization
+from keras_bert.layers.bert_initializer import reinitialize
 from keras_bert.checkpoints.weight_dimensions import canonical_dimensions
 from keras_bert.checkpoints.weight_dimensions import check_dimensions
 from keras_bert.checkpoints.weight_dimensions import check_preset_config
@@ -169,7 +172,7 @@ def load_preset_model(path, load_weights=True, backbone_overrides=None,
         inner.update(task_overrides)
     # Keras' errors (a Lambda refused in safe mode, a truncated h5) name
     # no file.
-    with naming_file(config_file):
+    with naming_file(config_file), _drawing_weights(not load_weights):
         model = keras.saving.deserialize_keras_object(config)
     if load_weights:
         with naming_file(weights_file):
@@ -197,11 +200,34 @@ def load_backbone(backbone_class, path, load_weights=True, allow_pickle=False,
         model = load_preset_model(path, load_weights, backbone_overrides=kwargs)
         return getattr(model, "backbone", model)
     checkpoint = read_bert_checkpoint(path, load_weights, allow_pickle)
-    backbone = backbone_class(**_with_overrides(checkpoint.config, kwargs))
+    with _drawing_weights(not (load_weights and strict)):
+        backbone = backbone_class(**_with_overrides(checkpoint.config, kwargs))
     if load_weights:
-        load_state_into_model(backbone, checkpoint.state, checkpoint.origins,
-                              strict=strict, source=path)
+        _load_checkpoint(backbone, backbone, checkpoint, strict, path)
     return backbone
+
+
+@contextlib.contextmanager
+def _drawing_weights(draw):
+    """Draws the initial weights of the models built inside (`draw`), or
+    leaves them at zero when a checkpoint is about to overwrite every one
+    (`deferred_initialization`): most of a load's time otherwise."""
+    if draw:
+        yield
+        return
+    with deferred_initialization():
+        yield
+
+
+def _load_checkpoint(model, backbone, checkpoint, strict, source):
+    """`load_state_into_model`, then the pooler drawn again when the
+    checkpoint has none (the backbone was built without drawing it)."""
+    report = load_state_into_model(model, checkpoint.state,
+                                   checkpoint.origins, strict=strict,
+                                   source=source)
+    if "pooler" in report["skipped"]:
+        reinitialize(backbone.pooler)
+    return report
 
 
 def _accepts(cls, name):
@@ -267,14 +293,15 @@ def load_task(task_cls, path, load_weights=True, allow_pickle=False,
         return task_cls(backbone=backbone, **task_kwargs)
 
     checkpoint = read_bert_checkpoint(path, load_weights, allow_pickle)
-    backbone = backbone_class(
-        **_with_overrides(checkpoint.config, backbone_kwargs))
+    with _drawing_weights(not (load_weights and strict)):
+        backbone = backbone_class(
+            **_with_overrides(checkpoint.config, backbone_kwargs))
     task_kwargs = _infer_head_sizes(task_cls, task_kwargs, checkpoint.state)
     task_kwargs = _with_label_names(task_cls, task_kwargs, checkpoint)
+    # The heads are drawn as usual: the checkpoint may lack them.
     task = task_cls(backbone=backbone, **task_kwargs)
     if load_weights:
-        load_state_into_model(task, checkpoint.state, checkpoint.origins,
-                              strict=strict, source=path)
+        _load_checkpoint(task, backbone, checkpoint, strict, path)
     return task
 
 

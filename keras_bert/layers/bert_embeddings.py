@@ -1,6 +1,7 @@
 import keras
 from keras import ops
 
+from keras_bert.layers.bert_initializer import BertInitializer
 from keras_bert.layers.dropout import dropout
 from keras_bert.layers.fused_layer_normalization import FusedLayerNormalization
 
@@ -53,9 +54,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
 
-        initializer = keras.initializers.TruncatedNormal(
-            stddev=initializer_range
-        )
+        initializer = BertInitializer(initializer_range)
         self.token_embedding = keras.layers.Embedding(
             vocabulary_size,
             hidden_dim,
@@ -86,9 +85,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.position_embeddings = self.add_weight(
             name="position_embeddings",
             shape=(self.max_sequence_length, self.hidden_dim),
-            initializer=keras.initializers.TruncatedNormal(
-                stddev=self.initializer_range
-            ),
+            initializer=BertInitializer(self.initializer_range),
         )
         self.layer_norm.build(tuple(token_ids_shape) + (self.hidden_dim,))
         self.built = True

@@ -3,6 +3,7 @@ from keras import ops
 
 from keras_bert import fused_ops
 from keras_bert.layers.activations import get_activation
+from keras_bert.layers.bert_initializer import BertInitializer
 from keras_bert.layers.fused_dense import FusedDense
 from keras_bert.layers.fused_layer_normalization import FusedLayerNormalization
 
@@ -56,9 +57,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.transform_dense = FusedDense(
             hidden_dim,
             activation=get_activation(activation),
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=initializer_range
-            ),
+            kernel_initializer=BertInitializer(initializer_range),
             dtype=self.dtype_policy,
             name="transform_dense",
         )
@@ -76,9 +75,7 @@ class MaskedLMHead(keras.layers.Layer):
             self.decoder_kernel = self.add_weight(
                 name="decoder_kernel",
                 shape=(self.hidden_dim, self.vocabulary_size),
-                initializer=keras.initializers.TruncatedNormal(
-                    stddev=self.initializer_range
-                ),
+                initializer=BertInitializer(self.initializer_range),
             )
         self.output_bias = self.add_weight(
             name="output_bias",

@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_bert import fused_ops
 from keras_bert._compat.sublayer_call import DirectSublayerCall
+from keras_bert.layers.bert_initializer import BertInitializer
 from keras_bert.layers.fused_dense import FusedDense
 from keras_bert.layers.fused_query_key_value import FusedQueryKeyValue
 
@@ -65,9 +66,7 @@ class MultiHeadSelfAttention(DirectSublayerCall, keras.layers.Layer):
         self.initializer_range = initializer_range
         self.head_dim = hidden_dim // num_heads
 
-        initializer = keras.initializers.TruncatedNormal(
-            stddev=initializer_range
-        )
+        initializer = BertInitializer(initializer_range)
         self.query_key_value = FusedQueryKeyValue(
             hidden_dim,
             kernel_initializer=initializer,

@@ -1,6 +1,7 @@
 import keras
 
 from keras_bert.layers.activations import get_activation
+from keras_bert.layers.bert_initializer import BertInitializer
 from keras_bert.layers.dropout import dropout
 from keras_bert.layers.fused_dense import FusedDense
 from keras_bert.layers.fused_layer_normalization import FusedLayerNormalization
@@ -64,9 +65,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.normalize_first = normalize_first
         self.initializer_range = initializer_range
 
-        initializer = keras.initializers.TruncatedNormal(
-            stddev=initializer_range
-        )
+        initializer = BertInitializer(initializer_range)
         policy = self.dtype_policy
         self.attention = MultiHeadSelfAttention(
             num_heads=num_heads,

@@ -14,6 +14,7 @@ from keras_bert.checkpoints.saving import save_to_preset
 from keras_bert.configs import BACKBONE_CONFIGS
 from keras_bert.configs import get_backbone_config
 from keras_bert.layers.bert_embeddings import BertEmbeddings
+from keras_bert.layers.bert_initializer import BertInitializer
 from keras_bert.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_bert.models.adapters_mixin import AdaptersMixin
 from keras_bert.models.bucketed_inference import predict_bucketed
@@ -143,9 +144,7 @@ class BertBackbone(AdaptersMixin, FastTorchInt8, AutoJitCompile, keras.Model):
         pooler = keras.layers.Dense(
             hidden_dim,
             activation="tanh",
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=initializer_range
-            ),
+            kernel_initializer=BertInitializer(initializer_range),
             dtype=dtype,
             name="pooler",
         )

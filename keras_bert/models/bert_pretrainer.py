@@ -2,6 +2,7 @@ import functools
 
 import keras
 
+from keras_bert.layers.bert_initializer import BertInitializer
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.losses.sparse_logits_crossentropy import (
     SparseLogitsCrossentropy,
@@ -79,9 +80,7 @@ class BertPretrainer(Task):
         if next_sentence_prediction:
             nsp_head = keras.layers.Dense(
                 2,
-                kernel_initializer=keras.initializers.TruncatedNormal(
-                    stddev=backbone.initializer_range
-                ),
+                kernel_initializer=BertInitializer(backbone.initializer_range),
                 dtype=backbone.dtype_policy,
                 name="nsp_head",
             )

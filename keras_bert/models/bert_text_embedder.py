@@ -93,6 +93,10 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
         sentence_pooling = SentencePooling(
             mode=pooling, normalize=normalize, dtype="float32",
             name="sentence_pooling")
+        # Built now (it has no weights): Keras calls a model with an unbuilt
+        # layer once eagerly before compiling its `predict_on_batch`, which
+        # on JAX compiles every operation of BERT one by one.
+        sentence_pooling.build((None, None, backbone.hidden_dim))
         # === Model ===
         # A subclassed model: a tuple of texts (anchor, positive, ...) runs
         # each column at its own padded length, which one Functional

@@ -2,6 +2,7 @@ import functools
 
 import keras
 
+from keras_bert.layers.bert_initializer import BertInitializer
 from keras_bert.models.lora import lora_layers
 from keras_bert.models.task import Task
 from keras_bert.models.task_mixin import TaskMixin
@@ -22,9 +23,7 @@ def head_layers(backbone, units, dropout, name):
     )
     head = keras.layers.Dense(
         units,
-        kernel_initializer=keras.initializers.TruncatedNormal(
-            stddev=backbone.initializer_range
-        ),
+        kernel_initializer=BertInitializer(backbone.initializer_range),
         dtype=backbone.dtype_policy,
         name=f"{name}_head",
     )

@@ -266,7 +266,10 @@ class BertTokenizerPresetTest(TestCase):
         self.assertEqual(tokenizer.token_to_id("hello"), 7592)
 
     def test_bad_preset_directories(self):
-        with self.assertRaisesRegex(FileNotFoundError, "not found"):
+        from keras_bert.checkpoints import CheckpointError
+
+        with self.assertRaisesRegex(CheckpointError,
+                                    "'/tmp/no/such/preset': no such directory"):
             BertTokenizer.from_preset("/tmp/no/such/preset")
         with self.assertRaisesRegex(FileNotFoundError, "No vocab.txt"):
             BertTokenizer.from_preset(self.get_temp_dir())
