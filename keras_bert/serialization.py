@@ -28,6 +28,7 @@ import keras
 # are registered with it, before a compiled model's compile config loads.
 REGISTERED_CLASSES = {
     "BertEmbeddings": "keras_bert.layers.bert_embeddings",
+    "BertInitializer": "keras_bert.layers.bert_initializer",
     "FusedDense": "keras_bert.layers.fused_dense",
     "FusedLayerNormalization": "keras_bert.layers.fused_layer_normalization",
     "FusedQueryKeyValue": "keras_bert.layers.fused_query_key_value",
