@@ -62,7 +62,7 @@ class FastTorchInt8:
         self._runs_int8 = is_quantized(self)
 
 
-def use_fast_torch_int8(model):
+def use_fast_torch_int8(model=None):
     """A context manager: within it, on PyTorch, the int8 products of
     `model`'s quantized layers run on keras_bert's kernels, with the same
     results.
@@ -70,9 +70,12 @@ def use_fast_torch_int8(model):
     A no-op on other backends and for a float model. `BertBackbone` (and
     every task, which calls its backbone) enters it on each forward; a
     caller that runs a backbone's layers itself enters it around them.
+    (Before, a bare call installed the kernels for the whole process; it
+    now only returns the context manager.)
 
     Args:
-        model: a keras_bert model (or any Keras model or layer).
+        model: a keras_bert model (or any Keras model or layer), or None
+            for the kernels within the block whatever runs there.
 
     Example:
     >>> import keras_bert
@@ -82,11 +85,12 @@ def use_fast_torch_int8(model):
     """
     if keras.config.backend() != "torch":
         return contextlib.nullcontext()
-    runs_int8 = getattr(model, "_runs_int8", None)
-    if runs_int8 is None:
-        runs_int8 = model._runs_int8 = is_quantized(model)
-    if not runs_int8:
-        return contextlib.nullcontext()
+    if model is not None:
+        runs_int8 = getattr(model, "_runs_int8", None)
+        if runs_int8 is None:
+            runs_int8 = model._runs_int8 = is_quantized(model)
+        if not runs_int8:
+            return contextlib.nullcontext()
     return keras_functions_replaced(_REPLACEMENTS)
 
 

@@ -177,8 +177,7 @@ class FastInt8PathTest(TestCase):
 
 def _keras_bert_kernels():
     """keras_bert's kernels in place, as inside a quantized model's call."""
-    return torch_int8_kernels.keras_functions_replaced(
-        torch_int8._REPLACEMENTS)
+    return torch_int8.use_fast_torch_int8()
 
 
 class IntegerGemmTest(TestCase):
