@@ -1,10 +1,42 @@
 """Inference over many rows with little padding and few compiled shapes."""
 
+import weakref
+
 import keras
 import numpy as np
 from keras import ops
 
 from keras_bert.packed_inputs import PACKED_INPUTS
+from keras_bert.quantization import needs_xla
+
+# On TensorFlow a model's first `predict_on_batch` traces it and compiles
+# it with XLA, which costs more than a few eager calls: a model's first
+# calls, this many at most, run eagerly when the job needs no more
+# (docs/performance.md, cold start).
+EAGER_CALLS = 4
+# Model -> the eager calls it has made.
+_EAGER_CALLS_MADE = weakref.WeakKeyDictionary()
+
+
+def predict_batch(model, x, calls):
+    """`model.predict_on_batch(x)` as NumPy, for one of `calls` calls.
+
+    On TensorFlow, a job of at most `EAGER_CALLS` calls, among a model's
+    first `EAGER_CALLS` calls, calls the model eagerly: a one-line
+    prediction then pays no compilation, and a model used for longer
+    compiles once and runs compiled from then on. A quantized model keeps
+    XLA (TensorFlow's own int8 kernels are slower than compiling), as do
+    JAX (whose eager calls compile each operation) and PyTorch (eager
+    anyway).
+    """
+    made = _EAGER_CALLS_MADE.get(model, 0)
+    if (keras.config.backend() == "tensorflow" and made + calls <= EAGER_CALLS
+            and model.predict_function is None and not needs_xla(model)):
+        _EAGER_CALLS_MADE[model] = made + 1
+        return keras.tree.map_structure(
+            lambda out: np.asarray(ops.convert_to_numpy(out)),
+            model(x, training=False))
+    return model.predict_on_batch(x)
 
 
 def predict_bucketed(model, x, batch_size=32, bucket_lengths=None,
@@ -27,14 +59,16 @@ def predict_bucketed(model, x, batch_size=32, bucket_lengths=None,
     buckets = sorted({b for b in bucket_lengths if b < length} | {length})
     order = np.argsort(lengths, kind="stable")
     results = None
+    calls = -(-num_rows // batch_size)
     for start in range(0, num_rows, batch_size):
         rows = order[start:start + batch_size]
         if num_rows > batch_size and len(rows) < batch_size:
             rows = np.concatenate(
                 [rows, np.repeat(rows[-1:], batch_size - len(rows))])
         bucket = buckets[np.searchsorted(buckets, lengths[rows].max())]
-        outputs = model.predict_on_batch(
-            {key: value[rows, :bucket] for key, value in x.items()})
+        outputs = predict_batch(
+            model, {key: value[rows, :bucket] for key, value in x.items()},
+            calls)
         if results is None:
             results = keras.tree.map_structure(
                 lambda out: np.zeros(

@@ -12,6 +12,7 @@ is masked out (exactly zero weight), positions restart per text.
 import numpy as np
 from keras import ops
 
+from keras_bert.models.bucketed_inference import predict_batch
 from keras_bert.models.bucketed_inference import resolve_bucket_lengths
 from keras_bert.models.encoder_stack import run_encoder
 from keras_bert.torch_int8 import use_fast_torch_int8
@@ -119,13 +120,16 @@ def predict_shared_rows(model, x, batch_size=32, bucket_lengths=None,
     per_call = 1 << int(np.ceil(np.log2(max(1.0,
                                             batch_size / texts_per_row))))
     results = None
+    # Whole calls of `per_call` rows, then one halving call per set bit.
+    calls = len(rows) // per_call + bin(len(rows) % per_call).count("1")
     start = 0
     while start < len(rows):
         while per_call > len(rows) - start:
             per_call //= 2
         batch = rows[start:start + per_call]
-        outputs = np.asarray(model.predict_on_batch(
-            row_inputs(token_ids, lengths, batch, row_length)))
+        outputs = np.asarray(predict_batch(
+            model, row_inputs(token_ids, lengths, batch, row_length),
+            calls))
         if results is None:
             results = np.zeros((len(lengths), outputs.shape[-1]),
                                outputs.dtype)

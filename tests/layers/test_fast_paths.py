@@ -6,11 +6,14 @@ softmax path and an independent NumPy reference, and
 against one fixed-length call. Speed is measured in `bench/`, never here.
 """
 
+import contextlib
 import math
+from unittest import mock
 
 import numpy as np
 
 from keras_bert import BertBackbone
+from keras_bert.models import bucketed_inference
 from keras_bert.layers import MultiHeadSelfAttention
 from tests import numpy_bert
 from tests.test_case import TestCase
@@ -103,6 +106,21 @@ class AttentionFastPathTest(TestCase):
         self.assertLess(np.abs(out - expected).max() / scale, 3e-2)
 
 
+@contextlib.contextmanager
+def spying_on_batches():
+    """The batches `predict_bucketed` runs, in order (eager or compiled:
+    `predict_batch` is where each goes)."""
+    batches = []
+    run = bucketed_inference.predict_batch
+
+    def spy(model, batch, calls):
+        batches.append(batch)
+        return run(model, batch, calls)
+
+    with mock.patch.object(bucketed_inference, "predict_batch", spy):
+        yield batches
+
+
 class PredictBucketedTest(TestCase):
     def test_same_per_sentence_outputs_as_fixed_padding(self):
         model = BertBackbone(**TINY)
@@ -121,15 +139,10 @@ class PredictBucketedTest(TestCase):
     def test_batches_are_cut_to_buckets_with_one_batch_size(self):
         model = BertBackbone(**TINY)
         x = _ragged_inputs([3, 17, 5, 30, 2, 9, 16, 4, 11], 32)
-        shapes = []
-        original = model.predict_on_batch
-
-        def spy(batch):
-            shapes.append(batch["token_ids"].shape)
-            return original(batch)
-
-        model.predict_on_batch = spy
-        model.predict_bucketed(x, batch_size=4, bucket_lengths=[4, 8, 16, 24])
+        with spying_on_batches() as batches:
+            model.predict_bucketed(x, batch_size=4,
+                                   bucket_lengths=[4, 8, 16, 24])
+        shapes = [batch["token_ids"].shape for batch in batches]
         # Sorted lengths 2 3 4 5 | 9 11 16 17 | 30 (+3 repeated rows): each
         # batch gets the smallest bucket that holds it, the input length 32
         # being the last one.
@@ -138,15 +151,9 @@ class PredictBucketedTest(TestCase):
     def test_default_buckets_grow_with_the_length(self):
         model = BertBackbone(**{**TINY, "max_sequence_length": 256})
         x = _ragged_inputs([5, 9, 20, 60, 70, 100, 130, 200], 256)
-        shapes = []
-        original = model.predict_on_batch
-
-        def spy(batch):
-            shapes.append(batch["token_ids"].shape[1])
-            return original(batch)
-
-        model.predict_on_batch = spy
-        model.predict_bucketed(x, batch_size=2)
+        with spying_on_batches() as batches:
+            model.predict_bucketed(x, batch_size=2)
+        shapes = [batch["token_ids"].shape[1] for batch in batches]
         # Steps of 8 to 64, of 16 to 128, then of 32: the longest row of
         # each pair (9, 60, 100, 200) padded by at most a step.
         self.assertEqual(shapes, [16, 64, 112, 224])
