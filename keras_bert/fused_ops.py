@@ -9,9 +9,10 @@ memory that `torch.nn.Linear`-based models (transformers) do not pay:
 * `Dense` is `ops.matmul` and then `ops.add` of the bias: a second pass
   over every output. `torch.nn.functional.linear` is one `addmm`, the bias
   added inside the GEMM. Without gradients (`predict`, `encode`), a
-  float32 product on the CPU goes to oneDNN's linear kernel instead of
-  PyTorch's `addmm`, whose float32 GEMM is MKL's, slower than oneDNN's on
-  the CPUs measured.
+  float32 product on an AMD CPU goes to oneDNN's linear kernel instead of
+  PyTorch's `addmm`, whose float32 GEMM is MKL's, which takes slow paths
+  on AMD's CPUs; on Intel's, MKL's is the faster of the two
+  (`onednn_gemms_pay`).
 * Keras' `ops.dot_product_attention` makes the query, key and value
   contiguous before calling SDPA; SDPA takes the strided views as they
   are, so the copies are pure cost. Calling SDPA directly also skips
@@ -27,6 +28,8 @@ PyTorch's private kernels (oneDNN's linear) are reached through
 Measured in docs/performance.md ("PyTorch's float32 GEMMs and
 `keras_bert.fused_ops`", "Sub-layers called without Keras' `__call__`").
 """
+
+import functools
 
 import keras
 from keras import ops
@@ -126,6 +129,26 @@ def layer_norm(inputs, gamma, beta, epsilon):
                                           gamma, beta, epsilon)
 
 
+@functools.cache
+def onednn_gemms_pay():
+    """Whether float32 inference GEMMs on this CPU are faster in oneDNN's
+    linear kernel than in PyTorch's `addmm` (MKL): on AMD CPUs, where MKL
+    takes its generic paths (docs/performance.md measures both kinds).
+
+    Example:
+    >>> onednn_gemms_pay() in (True, False)
+    True
+    """
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("vendor_id"):
+                    return "AuthenticAMD" in line
+    except OSError:
+        pass
+    return False
+
+
 def _torch_dense(inputs, kernel, bias):
     # Only reached under the torch backend, whose tensors these are.
     import torch
@@ -141,7 +164,7 @@ def _torch_dense(inputs, kernel, bias):
     # oneDNN's linear has no gradient (its inputs' `.grad` stays None), and
     # under torch.compile inductor picks its own kernels.
     if (not torch.is_grad_enabled() and not torch_ops.is_compiling()
-            and inputs.device.type == "cpu"
+            and inputs.device.type == "cpu" and onednn_gemms_pay()
             and inputs.dtype == kernel.dtype == bias.dtype == torch.float32):
         outputs = torch_ops.onednn_linear(
             inputs.reshape(-1, inputs.shape[-1]), kernel.t(), bias)

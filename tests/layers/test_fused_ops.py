@@ -98,6 +98,9 @@ class FusedDenseTest(TestCase):
         from torch.profiler import profile
 
         fused, plain, x = _dense_pair(activation="gelu")
+        # The kernel an AMD CPU takes (an Intel one keeps `addmm`).
+        self.enterContext(mock.patch.object(
+            fused_ops, "onednn_gemms_pay", return_value=True))
         with torch.no_grad():
             fused(x)  # the first product also checks that the op works
         with torch.no_grad(), profile() as trace:
@@ -110,6 +113,22 @@ class FusedDenseTest(TestCase):
             FusedDense(6, dtype="bfloat16")(x)
         self.assertNotIn("mkldnn::_linear_pointwise",
                          [event.name for event in trace.events()])
+
+
+    @skip_unless_backend("torch")
+    def test_addmm_where_onednn_does_not_pay(self):
+        import torch
+        from torch.profiler import profile
+
+        fused, plain, x = _dense_pair()
+        with mock.patch.object(fused_ops, "onednn_gemms_pay",
+                               return_value=False), torch.no_grad(), \
+                profile() as trace:
+            out = fused(x)
+        kernels = [event.name for event in trace.events()]
+        self.assertNotIn("mkldnn::_linear_pointwise", kernels)
+        self.assertIn("aten::addmm", kernels)
+        self.assertAllClose(out, plain(x), atol=1e-5)
 
 
 class FusedQueryKeyValueCallTest(TestCase):
