@@ -24,8 +24,11 @@ setting:
   attention) under `torch.inference_mode()`.
 * GEMM ceiling: the four weight GEMMs of one layer at the same token count,
   in NumPy, PyTorch (its `mm`, and oneDNN's linear kernel: "gemm/onednn"),
-  JAX and TensorFlow; the fastest one per dtype is the ceiling that model
-  FLOP rates are divided by.
+  JAX, TensorFlow and XLA-compiled TensorFlow ("gemm/tensorflow+xla",
+  what keras_bert's TensorFlow models run); the fastest one per dtype is
+  the ceiling that model FLOP rates are divided by, and "of own GEMM"
+  divides each model's rate by its own library's (JAX's, XLA-compiled
+  TensorFlow's, the faster of PyTorch's two).
 
 The models are built in `bench/keras_runtime.py` and
 `bench/transformers_runtime.py` (shared with `bench/bench_sst2.py` and
@@ -120,7 +123,22 @@ def inference_labels(backends, torch_compile, fused_baseline=False,
 def gemm_labels(backends, dtype):
     libraries = ["numpy"] if dtype == "float32" else []
     libraries += ["torch", "onednn"] + [b for b in backends if b != "torch"]
+    if "tensorflow" in backends:
+        libraries.append("tensorflow+xla")
     return [f"gemm/{name}" for name in libraries]
+
+
+def own_gemm_labels(label):
+    """The GEMM rows of the library `label` runs its products in: JAX's
+    and XLA-compiled TensorFlow's own, PyTorch's two kernels."""
+    library, runtime = label.split("/")
+    backend = runtime.split("+")[0]
+    if library == "transformers" or backend == "torch":
+        return ("gemm/torch", "gemm/onednn")
+    if backend == "tensorflow":
+        xla = library == "keras_bert" or runtime.endswith("+xla")
+        return ("gemm/tensorflow+xla",) if xla else ("gemm/tensorflow",)
+    return (f"gemm/{backend}",)
 
 
 def summarize(results, config):
@@ -137,6 +155,9 @@ def summarize(results, config):
              if label.startswith("gemm/") and e["times"]),
             default=None,
         )
+        gemm_rates = {label: layer_flops / common.median_time(e)
+                      for label, e in entries.items()
+                      if label.startswith("gemm/") and e["times"]}
         rows = {}
         for label, entry in entries.items():
             row = {"error": entry["error"]}
@@ -149,6 +170,11 @@ def summarize(results, config):
                     "ms": 1000 * seconds,
                     "gflops": rate / 1e9,
                     "fraction_of_ceiling": rate / ceiling if ceiling else None,
+                    # Against the GEMM rate of its own library's kernels.
+                    "fraction_of_own_gemm": (
+                        rate / max([gemm_rates[g] for g in own_gemm_labels(
+                            label) if g in gemm_rates], default=float("nan"))
+                        if not label.startswith("gemm/") else None),
                     # Above 1: the library ran on more than one core.
                     "cpu_over_wall": (statistics.median(entry["cpu_rounds"])
                                       / statistics.median(entry["rounds"])),
@@ -200,6 +226,7 @@ def format_table(summary):
     return common.format_rows(tables, [
         ("ms", "ms", ".1f"), ("gflops", "GFLOP/s", ".0f"),
         ("fraction_of_ceiling", "of ceiling", ".2f"),
+        ("fraction_of_own_gemm", "of own GEMM", ".2f"),
         ("cpu_over_wall", "cpu / wall", ".2f"),
         ("speedup_vs_transformers", "x transformers", ".2f"),
         ("cpu_speedup_vs_transformers", "x transformers (cpu)", ".2f"),
