@@ -16,6 +16,8 @@ import importlib
 import sys
 
 from keras_bert.memory import tune_malloc
+from keras_bert.tasks.builtin_tasks import BUILTIN_TASKS
+from keras_bert.tasks.registry import class_modules
 from keras_bert.version import __version__
 
 # Public name -> module that defines it (or the subpackage itself),
@@ -25,36 +27,18 @@ _LAZY = {
     # `import keras_bert` alone.
     **{name: f"keras_bert.{name}" for name in (
         "checkpoints", "export", "layers", "losses", "metrics", "models",
-        "optimizers", "preprocessing", "training", "visualization")},
+        "optimizers", "preprocessing", "tasks", "training",
+        "visualization")},
     "BACKBONE_CONFIGS": "keras_bert.configs",
-    "BertBackbone": "keras_bert.models.bert_backbone",
-    "BertClassifier": "keras_bert.models.bert_classifier",
-    "BertCrossEncoder": "keras_bert.models.bert_cross_encoder",
-    "BertTextEmbedder": "keras_bert.models.bert_text_embedder",
-    "BertMultipleChoice": "keras_bert.models.bert_multiple_choice",
-    "BertPretrainer": "keras_bert.models.bert_pretrainer",
-    "BertQuestionAnswerer": "keras_bert.models.bert_question_answerer",
-    "BertTokenClassifier": "keras_bert.models.bert_token_classifier",
     "BertTokenizer": "keras_bert.preprocessing.bert_tokenizer",
     "BertPacker": "keras_bert.preprocessing.bert_packer",
-    "BertPreprocessor": "keras_bert.preprocessing.bert_preprocessor",
-    "BertMaskedLMPreprocessor":
-        "keras_bert.preprocessing.bert_masked_lm_preprocessor",
     "Preprocessor": "keras_bert.preprocessing.preprocessor",
     "MaskedLMMasker": "keras_bert.preprocessing.masked_lm_masker",
     "NextSentencePairBuilder":
         "keras_bert.preprocessing.next_sentence_pair_builder",
     "train_vocabulary": "keras_bert.preprocessing.train_vocabulary",
-    "BertTokenClassifierPreprocessor":
-        "keras_bert.preprocessing.tasks.bert_token_classifier_preprocessor",
-    "BertQuestionAnswererPreprocessor":
-        "keras_bert.preprocessing.tasks.bert_question_answerer_preprocessor",
-    "BertMultipleChoicePreprocessor":
-        "keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor",
-    "BertCrossEncoderPreprocessor":
-        "keras_bert.preprocessing.tasks.bert_cross_encoder_preprocessor",
-    "BertTextEmbedderPreprocessor":
-        "keras_bert.preprocessing.tasks.bert_text_embedder_preprocessor",
+    # The models and their preprocessors, from their task records.
+    **class_modules(BUILTIN_TASKS),
     "MultipleNegativesRankingLoss":
         "keras_bert.losses.multiple_negatives_ranking_loss",
     "SparseLogitsCrossentropy":

@@ -21,12 +21,18 @@ import importlib
 
 import keras
 
+from keras_bert.tasks.builtin_tasks import BUILTIN_TASKS
+from keras_bert.tasks.registry import class_modules
+
 # Class name -> module, for every class decorated with
 # `keras.saving.register_keras_serializable(package="keras_bert")`
-# (tests/test_serialization.py checks the list is complete). Functions
-# registered beside a class (BertQuestionAnswerer's span loss and metric)
-# are registered with it, before a compiled model's compile config loads.
+# (tests/test_serialization.py checks the list is complete): the models
+# and their preprocessors from their task records, and the classes they
+# are built of. Functions registered beside a class (BertQuestionAnswerer's
+# span loss and metric) are registered with it, before a compiled model's
+# compile config loads.
 REGISTERED_CLASSES = {
+    **class_modules(BUILTIN_TASKS),
     "BertEmbeddings": "keras_bert.layers.bert_embeddings",
     "BertInitializer": "keras_bert.layers.bert_initializer",
     "FusedDense": "keras_bert.layers.fused_dense",
@@ -36,36 +42,15 @@ REGISTERED_CLASSES = {
     "MaskedLMHead": "keras_bert.layers.masked_lm_head",
     "MultiHeadSelfAttention": "keras_bert.layers.multi_head_self_attention",
     "TransformerEncoderBlock": "keras_bert.layers.transformer_encoder_block",
-    "BertBackbone": "keras_bert.models.bert_backbone",
-    "BertClassifier": "keras_bert.models.bert_classifier",
-    "BertCrossEncoder": "keras_bert.models.bert_cross_encoder",
-    "BertTextEmbedder": "keras_bert.models.bert_text_embedder",
-    "BertMultipleChoice": "keras_bert.models.bert_multiple_choice",
-    "BertPretrainer": "keras_bert.models.bert_pretrainer",
-    "BertQuestionAnswerer": "keras_bert.models.bert_question_answerer",
-    "BertTokenClassifier": "keras_bert.models.bert_token_classifier",
     "BertTokenizer": "keras_bert.preprocessing.bert_tokenizer",
     "BertPacker": "keras_bert.preprocessing.bert_packer",
-    "BertPreprocessor": "keras_bert.preprocessing.bert_preprocessor",
-    "BertMaskedLMPreprocessor":
-        "keras_bert.preprocessing.bert_masked_lm_preprocessor",
     "Preprocessor": "keras_bert.preprocessing.preprocessor",
     "MaskedLMMasker": "keras_bert.preprocessing.masked_lm_masker",
-    "BertTokenClassifierPreprocessor":
-        "keras_bert.preprocessing.tasks.bert_token_classifier_preprocessor",
-    "BertQuestionAnswererPreprocessor":
-        "keras_bert.preprocessing.tasks.bert_question_answerer_preprocessor",
-    "BertCrossEncoderPreprocessor":
-        "keras_bert.preprocessing.tasks.bert_cross_encoder_preprocessor",
-    "BertTextEmbedderPreprocessor":
-        "keras_bert.preprocessing.tasks.bert_text_embedder_preprocessor",
     "MultipleNegativesRankingLoss":
         "keras_bert.losses.multiple_negatives_ranking_loss",
     "SparseLogitsCrossentropy":
         "keras_bert.losses.sparse_logits_crossentropy",
     "SparseLogitsAccuracy": "keras_bert.metrics.sparse_logits_accuracy",
-    "BertMultipleChoicePreprocessor":
-        "keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor",
     "AdamW": "keras_bert.optimizers.adamw",
     "WarmupLinearDecay": "keras_bert.optimizers.warmup_linear_decay",
 }

@@ -5,7 +5,8 @@ Floors, lowest first (docs/architecture.md draws them):
 
 0. shared plumbing: `_compat` (the one boundary to framework internals,
    importing nothing else of keras_bert), `version`, `configs`, `labels`,
-   `packed_inputs`, `serialization`, `file_swap`, `quantization`,
+   `packed_inputs`, `tasks` (the task records, which name classes by
+   dotted path), `serialization`, `file_swap`, `quantization`,
    `torch_int8`, `fused_ops`
 1. Keras-only building blocks: `layers`, `optimizers`, `losses`, `metrics`
 2. `preprocessing` (TensorFlow graph code)
@@ -41,7 +42,8 @@ PACKAGE = os.path.join(ROOT, "keras_bert")
 COMPAT = "keras_bert._compat"
 FLOORS = [
     (COMPAT, "keras_bert.version", "keras_bert.configs", "keras_bert.labels",
-     "keras_bert.packed_inputs", "keras_bert.serialization",
+     "keras_bert.packed_inputs", "keras_bert.tasks",
+     "keras_bert.serialization",
      "keras_bert.file_swap", "keras_bert.lazy_exports",
      "keras_bert.quantization", "keras_bert.torch_int8",
      "keras_bert.fused_ops"),
