@@ -138,7 +138,8 @@ def settings_from_args(args):
         try:
             given["config"] = json.loads(given["config"])
         except json.JSONDecodeError as error:
-            raise SystemExit(f"error: --config is not valid JSON: {error}")
+            raise ValueError(
+                f"--config is not valid JSON: {error}") from None
     if args.steps is not None and args.minutes is None:
         given["minutes"] = None
     return PretrainingSettings(
@@ -165,21 +166,16 @@ def run(args):
         names_an_architecture,
     )
 
-    try:
-        # First: multi-host JAX must join its cluster before computing.
-        engine = distribution_from_args(args)
-        job = PretrainingJob(args.output, settings_from_args(args),
-                             engine=engine, started=started)
-    except ValueError as error:
-        raise SystemExit(f"error: {error}") from None
+    # Bad input (missing or empty files, non-UTF-8 text, a size mismatch,
+    # a run directory in use, a budget spent before training) raises a
+    # ValueError or OSError naming it: one line, from `run_command`.
+    # First: multi-host JAX must join its cluster before computing.
+    engine = distribution_from_args(args)
+    job = PretrainingJob(args.output, settings_from_args(args),
+                         engine=engine, started=started)
     s = job.settings
     print(f"keras-bert pretrain on {keras.config.backend()} -> {args.output}")
-    try:
-        job.prepare()
-    except (OSError, ValueError) as error:
-        # Bad input (missing or empty files, non-UTF-8 text, a size
-        # mismatch, a run directory in use): the message names it.
-        raise SystemExit(f"error: {error}") from None
+    job.prepare()
     backbone = job.model.backbone
     print(f"model: BERT {s.config} ({backbone.num_layers} layers, hidden "
           f"{backbone.hidden_dim}), vocabulary {backbone.vocabulary_size:,}, "
@@ -197,10 +193,7 @@ def run(args):
           f"dropout {s.dropout:g}, {s.mask_rate:.0%} masked "
           f"({_mask_split(s.mask_token_rate)}), "
           f"{s.optimizer}{'' if s.next_sentence_prediction else ', no NSP'}")
-    try:
-        job.train()
-    except ValueError as error:  # a budget spent before training
-        raise SystemExit(f"error: {error}") from None
+    job.train()
     results = job.evaluate()
     job.save()
     if not job.chief:

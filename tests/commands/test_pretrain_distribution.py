@@ -9,6 +9,7 @@ that backend's pass of tests/run.sh.
 
 import json
 import os
+import re
 import subprocess
 import sys
 from unittest import mock
@@ -25,6 +26,7 @@ from keras_bert.training.pretraining.pretraining_checkpoint import PretrainingCh
 from keras_bert.training.pretraining.pretraining_job import PretrainingJob
 from tests.commands.test_pretrain_command import SMALL_MODEL
 from tests.commands.test_pretrain_command import logged_steps
+from tests.commands.cli_helpers import cli_error
 from tests.commands.test_pretrain_command import run_cli
 from tests.test_case import skip_unless_backend
 from tests.training.toy_corpus import write_toy_corpus
@@ -146,8 +148,8 @@ def test_only_the_chief_writes_the_run_directory(tmp_path):
 
 @skip_unless_backend("torch")
 def test_torch_says_it_has_no_engine(tmp_path):
-    with pytest.raises(SystemExit, match="no distribution engine for the "
-                       "torch backend.*KERAS_BACKEND=jax"):
-        run_cli("pretrain", "--distribution", "data_parallel", "--output",
-                str(tmp_path / "run"))
+    assert re.search("no distribution engine for the torch backend.*"
+                     "KERAS_BACKEND=jax", cli_error(
+                         "pretrain", "--distribution", "data_parallel",
+                         "--output", str(tmp_path / "run")))
     assert not os.path.exists(tmp_path / "run")
