@@ -8,6 +8,8 @@ import keras
 
 from keras_bert._compat.model_compile import AutoJitCompile
 from keras_bert._compat.model_compile import save_jit_compile_as_auto
+from keras_bert.checkpoints.backbone_arguments import TASK_BOUNDS
+from keras_bert.checkpoints.backbone_arguments import check_whole_numbers
 from keras_bert.models.adapters_mixin import AdaptersMixin
 from keras_bert.models.build_before_tracing import build_before_tracing
 from keras_bert.models.bucketed_inference import predict_bucketed
@@ -104,6 +106,8 @@ class TaskMixin(TaskPresetsMixin, AdaptersMixin, AutoJitCompile):
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        # A `.keras` file's head sizes, before a head is built from them.
+        check_whole_numbers(config, TASK_BOUNDS, f"{cls.__name__} config")
         for key in ("backbone", "preprocessor"):
             if isinstance(config.get(key), dict):
                 config[key] = deserialize(config[key])

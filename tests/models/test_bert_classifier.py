@@ -174,3 +174,15 @@ class BertClassifierTest(TestCase):
         difference = model.predict(pairs, verbose=0) - to_numpy(
             model(preprocessor(single)))
         self.assertGreater(np.abs(difference).max(), 1e-6)
+
+
+class HeadSizeFromConfigTest(TestCase):
+    def test_a_config_s_head_size_is_checked_before_the_head_is_built(self):
+        from keras_bert.checkpoints import CheckpointError
+
+        model = BertClassifier(BertBackbone(**TINY), num_classes=2)
+        for bad in (10**9, "2", 0):
+            config = {**model.get_config(), "num_classes": bad}
+            with self.assertRaisesRegex(CheckpointError,
+                                        "BertClassifier config: num_classes"):
+                BertClassifier.from_config(config)
