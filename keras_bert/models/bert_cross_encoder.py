@@ -61,10 +61,6 @@ class BertCrossEncoder(FinetuningMixin, keras.Model):
     (1,)
     """
 
-    preprocessor_class = ("keras_bert.preprocessing.tasks."
-                          "bert_cross_encoder_preprocessor."
-                          "BertCrossEncoderPreprocessor")
-
     def __init__(self, backbone, objective="pointwise", dropout=0.1,
                  preprocessor=None, score_activation="linear", **kwargs):
         if objective not in OBJECTIVES:

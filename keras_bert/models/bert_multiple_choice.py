@@ -38,9 +38,6 @@ class BertMultipleChoice(FinetuningTask):
     (1, 4)
     """
 
-    preprocessor_class = (
-        "keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor."
-        "BertMultipleChoicePreprocessor")
     # One score per choice: `fit` and `evaluate` on raw text cut the
     # padding no choice of a batch uses.
     trims_padding = "inputs"

@@ -47,10 +47,6 @@ class BertPretrainer(Task):
     ((1, 2, 30522), (1, 2))
     """
 
-    preprocessor_class = (
-        "keras_bert.preprocessing.bert_masked_lm_preprocessor."
-        "BertMaskedLMPreprocessor")
-
     def __init__(
         self,
         backbone,

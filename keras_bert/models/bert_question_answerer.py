@@ -66,9 +66,6 @@ class BertQuestionAnswerer(FinetuningTask):
     """
 
     maps_preprocessor = False
-    preprocessor_class = (
-        "keras_bert.preprocessing.tasks.bert_question_answerer_preprocessor."
-        "BertQuestionAnswererPreprocessor")
     reads_pooled_output = False
 
     def __init__(self, backbone, dropout=0.0, preprocessor=None, **kwargs):

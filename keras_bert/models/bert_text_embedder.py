@@ -83,10 +83,6 @@ class BertTextEmbedder(FinetuningMixin, keras.Model):
     1.0
     """
 
-    preprocessor_class = ("keras_bert.preprocessing.tasks."
-                          "bert_text_embedder_preprocessor."
-                          "BertTextEmbedderPreprocessor")
-
     def __init__(self, backbone, pooling="mean", normalize=True,
                  preprocessor=None, **kwargs):
         # === Layers ===

@@ -45,10 +45,6 @@ class BertTokenClassifier(FinetuningTask):
     (1, 4, 9)
     """
 
-    preprocessor_class = (
-        "keras_bert.preprocessing.tasks.bert_token_classifier_preprocessor."
-        "BertTokenClassifierPreprocessor")
-
     # Each row's tags depend on its own tokens only: `predict` on raw words
     # pads each batch only to its length bucket (`TaskMixin.predict`); the
     # logits of padded positions are then 0. `fit` and `evaluate` cut the

@@ -1,7 +1,6 @@
 """A task's presets: `from_preset`, with the preprocessor its vocabulary
 gives, and `save_to_preset`."""
 
-import importlib
 import warnings
 
 from keras_bert.checkpoints.loading import load_task
@@ -9,11 +8,8 @@ from keras_bert.checkpoints.preset_names import resolve_preset
 from keras_bert.checkpoints.saving import save_to_preset
 from keras_bert.models.bert_backbone import BertBackbone
 from keras_bert.models.sequence_length_check import check_sequence_length
-
-
-def _import_object(path):
-    module, name = path.rsplit(".", 1)
-    return getattr(importlib.import_module(module), name)
+from keras_bert.tasks.registry import load_class
+from keras_bert.tasks.registry import record_of_class
 
 
 def _with_length(preprocessor, sequence_length):
@@ -26,16 +22,13 @@ class TaskPresetsMixin:
     one; part of every task through `TaskMixin`.
 
     A task class names the backbone built under its heads
-    (`backbone_class`) and the preprocessor a preset's vocabulary gives it
-    (`preprocessor_class`, with `preprocessor_arguments()`).
+    (`backbone_class`); its task record (`keras_bert.tasks`) names the
+    preprocessor a preset's vocabulary gives it, built with
+    `preprocessor_arguments()`.
     """
 
     # The backbone `from_preset` builds under the heads.
     backbone_class = BertBackbone
-    # Dotted path of the preprocessor `from_preset` attaches (TensorFlow
-    # code, so it is imported only when one is built).
-    preprocessor_class = (
-        "keras_bert.preprocessing.bert_preprocessor.BertPreprocessor")
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, preprocessor="auto",
@@ -90,7 +83,7 @@ class TaskPresetsMixin:
                 stacklevel=3,
             )
             return None
-        preprocessor = _import_object(self.preprocessor_class).from_preset(
+        preprocessor = self._preprocessor_class().from_preset(
             preset, sequence_length=sequence_length,
             **self.preprocessor_arguments())
         positions = self.backbone.max_sequence_length
@@ -98,6 +91,17 @@ class TaskPresetsMixin:
             # The default length, capped at the checkpoint's positions.
             return _with_length(preprocessor, positions)
         return preprocessor
+
+    def _preprocessor_class(self):
+        record = record_of_class(type(self))
+        if record is None or record.preprocessor_class is None:
+            raise TypeError(
+                f"{type(self).__name__} has no task record naming its "
+                "preprocessor, so from_preset cannot attach one: register "
+                "the task (keras_bert.tasks.register_task), or pass "
+                "preprocessor=... or preprocessor=None.")
+        # The preprocessors are TensorFlow code: imported when one is built.
+        return load_class(record.preprocessor_class)
 
     def preprocessor_arguments(self):
         """Arguments `from_preset` gives the preprocessor it attaches."""
