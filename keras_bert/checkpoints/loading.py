@@ -31,6 +31,7 @@ from keras_bert.checkpoints.weight_dimensions import canonical_dimensions
 from keras_bert.checkpoints.weight_dimensions import check_dimensions
 from keras_bert.checkpoints.weight_dimensions import check_preset_config
 from keras_bert.serialization import import_config_module
+from keras_bert.tasks.registry import record_of_class
 
 logger = logging.getLogger("keras_bert.checkpoints")
 
@@ -234,9 +235,20 @@ def _accepts(cls, name):
     return name in inspect.signature(cls.__init__).parameters
 
 
+def _labelled_head(task_cls, state):
+    """The stored weight of the head whose outputs a Hugging Face config's
+    `id2label` names (the first head of the task record's first such
+    class), or None."""
+    record = record_of_class(task_cls)
+    for hf_class in record.huggingface_classes if record else ():
+        if hf_class.id2label and hf_class.heads:
+            return state.get(f"{record.heads[hf_class.heads[0]]}.weight")
+    return None
+
+
 def _infer_head_sizes(task_cls, task_kwargs, state):
     """Takes `num_classes` from a stored classifier head unless given."""
-    head = state.get("classifier.weight")
+    head = _labelled_head(task_cls, state)
     if (head is None or "num_classes" in task_kwargs
             or not _accepts(task_cls, "num_classes")):
         return task_kwargs
@@ -246,7 +258,7 @@ def _infer_head_sizes(task_cls, task_kwargs, state):
 def _with_label_names(task_cls, task_kwargs, checkpoint):
     """Takes `label_names` from the checkpoint when it has the head they
     name and the caller gave none."""
-    head = checkpoint.state.get("classifier.weight")
+    head = _labelled_head(task_cls, checkpoint.state)
     labels = checkpoint.labels
     if (head is None or labels is None or "label_names" in task_kwargs
             or not _accepts(task_cls, "label_names")
@@ -260,8 +272,8 @@ def load_task(task_cls, path, load_weights=True, allow_pickle=False,
               strict=True, **kwargs):
     """A task model on a backbone loaded from `path`, with its heads.
 
-    Heads the task has (by layer name: `mlm_head`, `nsp_head`,
-    `classifier_head`, `token_classifier_head`, `qa_head`) are loaded when
+    Heads the task has (the head layers of its task record, e.g.
+    `mlm_head`, `nsp_head`, `classifier_head`) are loaded when
     the checkpoint holds them, else they keep their initialization and a
     note is logged. For a keras_bert preset of the same task class, the
     whole stored model is rebuilt.

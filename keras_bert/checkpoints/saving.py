@@ -22,6 +22,7 @@ from keras_bert.checkpoints.preset_weights import save_preset_weights
 from keras_bert.file_swap import swap_in_directory
 from keras_bert.quantization import is_quantized
 from keras_bert.quantization import quantized_layers
+from keras_bert.tasks.registry import record_of_model
 from keras_bert.version import __version__
 
 
@@ -123,35 +124,26 @@ def save_to_preset(model, preset_dir, tokenizer=None):
 
 
 def _huggingface_architecture(model):
-    """(transformers class, keep pooler, extra config) for a model."""
-    if getattr(model, "backbone", model) is model:
-        return "BertModel", True, {}
-    if find_layer(model, "mlm_head") is not None:
-        if find_layer(model, "nsp_head") is not None:
-            return "BertForPreTraining", True, {}
-        return "BertForMaskedLM", False, {}
-    if type(model).__name__ == "BertMultipleChoice":
-        # Its Dense(1) "classifier_head" scores each choice, as in HF.
-        return "BertForMultipleChoice", True, {}
-    heads = (
-        # layer name, transformers class, whether that class has a pooler
-        ("qa_head", "BertForQuestionAnswering", False),
-        ("token_classifier_head", "BertForTokenClassification", False),
-        ("classifier_head", "BertForSequenceClassification", True),
-    )
-    for layer_name, architecture, pooler in heads:
-        layer = find_layer(model, layer_name)
-        if layer is not None:
+    """(transformers class, keep pooler, extra config) for a model: the
+    first Hugging Face class of its task record whose heads it has."""
+    record = record_of_model(model)
+    for hf_class in record.huggingface_classes if record else ():
+        heads = [find_layer(model, name) for name in hf_class.heads]
+        if any(head is None for head in heads):
+            continue
+        extra = {}
+        if hf_class.id2label:
             names = getattr(model, "label_names", None) or [
-                f"LABEL_{i}" for i in range(layer.units)]
-            return architecture, pooler, {
+                f"LABEL_{i}" for i in range(heads[0].units)]
+            extra = {
                 "id2label": {str(i): name for i, name in enumerate(names)},
                 "label2id": {name: i for i, name in enumerate(names)},
             }
+        return hf_class.name, hf_class.pooler, extra
     raise CheckpointError(
-        f"{type(model).__name__} has no Hugging Face BERT equivalent "
-        "(no mlm_head, classifier_head, token_classifier_head or qa_head); "
-        "export its backbone instead."
+        f"{type(model).__name__} has no Hugging Face BERT equivalent (its "
+        "task record in keras_bert.tasks names no transformers class whose "
+        "heads it has); export its backbone instead."
     )
 
 

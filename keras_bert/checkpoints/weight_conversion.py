@@ -3,8 +3,9 @@
 `weight_groups(model)` lists, for a backbone or a task model, every keras
 variable with the checkpoint names it comes from and the two conversion
 functions. Layers are found by their public names (`embeddings`,
-`transformer_layer_{i}`, `pooler`, and head names such as `mlm_head`), so
-the converter does not depend on how the model is wired internally.
+`transformer_layer_{i}`, `pooler`, and the head names of the model's task
+record, such as `mlm_head`), so the converter does not depend on how the
+model is wired internally.
 """
 
 import collections
@@ -14,6 +15,9 @@ import keras
 import numpy as np
 
 from keras_bert.checkpoints.checkpoint_error import CheckpointError
+from keras_bert.layers.masked_lm_head import MaskedLMHead
+from keras_bert.tasks.registry import record_of_model
+from keras_bert.tasks.registry import task_records
 
 logger = logging.getLogger("keras_bert.checkpoints")
 
@@ -24,18 +28,9 @@ _Spec = collections.namedtuple("_Spec", "variable keys to_keras to_hf")
 # loaded when the checkpoint has them and otherwise keep their init.
 _Group = collections.namedtuple("_Group", "name specs base required")
 
-# Task head layer name -> HF module prefix. Heads are Dense layers whose
-# kernel is the transposed nn.Linear weight.
-TASK_HEADS = {
-    "nsp_head": "cls.seq_relationship",
-    "classifier_head": "classifier",
-    "token_classifier_head": "classifier",
-    "qa_head": "qa_outputs",
-}
-# Checkpoint keys of heads: unused (not unexpected) when the model lacks
-# the head. An untied `cls.predictions.decoder.*` is not among them.
-HEAD_PREFIXES = ("cls.predictions.transform.", "cls.predictions.bias",
-                 "cls.seq_relationship.", "classifier.", "qa_outputs.")
+# An MLM decoder stored apart from the word embeddings (which keras_bert
+# ties to them): under a head's prefix, yet unexpected wherever it is.
+UNTIED_DECODER = "cls.predictions.decoder."
 
 
 def _copy_in(tensors):
@@ -127,8 +122,34 @@ def find_layer(model, name):
         return None
 
 
+def _masked_lm(layer, prefix):
+    return [
+        *_dense(layer.transform_dense, f"{prefix}.transform.dense"),
+        *_layer_norm(layer.transform_layer_norm,
+                     f"{prefix}.transform.LayerNorm"),
+        _Spec(layer.output_bias, (f"{prefix}.bias",), *_COPY),
+    ]
+
+
+def _head(layer, prefix):
+    """A head's specs: transformers' `cls.predictions` for a
+    `MaskedLMHead`, an `nn.Linear` for a Dense head."""
+    if isinstance(layer, MaskedLMHead):
+        return _masked_lm(layer, prefix)
+    return _dense(layer, prefix)
+
+
+def _is_head_key(key):
+    """Whether a checkpoint key belongs to the head of some registered
+    task: unused (not unexpected) when the model lacks that head."""
+    prefixes = tuple(f"{prefix}." for record in task_records()
+                     for prefix in record.heads.values())
+    return key.startswith(prefixes) and not key.startswith(UNTIED_DECODER)
+
+
 def weight_groups(model):
-    """The variable groups of a `BertBackbone` or a task model built on one."""
+    """The variable groups of a `BertBackbone` or a task model built on
+    one: the encoder, the pooler, and the heads its task record names."""
     backbone = getattr(model, "backbone", model)
     if getattr(backbone, "normalize_first", False):
         raise CheckpointError(
@@ -140,21 +161,11 @@ def weight_groups(model):
         _Group("pooler", _dense(backbone.get_layer("pooler"), "pooler.dense"),
                True, False),
     ]
-    if model is backbone:
-        return groups
-    mlm = find_layer(model, "mlm_head")
-    if mlm is not None:
-        specs = [
-            *_dense(mlm.transform_dense, "cls.predictions.transform.dense"),
-            *_layer_norm(mlm.transform_layer_norm,
-                         "cls.predictions.transform.LayerNorm"),
-            _Spec(mlm.output_bias, ("cls.predictions.bias",), *_COPY),
-        ]
-        groups.append(_Group("mlm_head", specs, False, False))
-    for name, prefix in TASK_HEADS.items():
+    record = record_of_model(model)
+    for name, prefix in (record.heads if record else {}).items():
         layer = find_layer(model, name)
         if layer is not None:
-            groups.append(_Group(name, _dense(layer, prefix), False, False))
+            groups.append(_Group(name, _head(layer, prefix), False, False))
     return groups
 
 
@@ -220,7 +231,7 @@ def load_state_into_model(model, state, origins=None, strict=True,
     specs, missing, skipped = _match(model, state)
     used = {key for spec in specs for key in spec.keys}
     unused = [key for key in state if key not in used]
-    unexpected = [key for key in unused if not key.startswith(HEAD_PREFIXES)]
+    unexpected = [key for key in unused if not _is_head_key(key)]
     if missing or unexpected:
         message = f"Weights of {source} do not match {model.name}."
         if missing:
