@@ -1,5 +1,5 @@
-"""The TensorFlow side of `tensorflow_route`: rebuilds a preset and runs
-the export it was asked for.
+"""The TensorFlow side of `tensorflow_route`: registers the model's task,
+rebuilds the preset and runs the export it was asked for.
 
     KERAS_BACKEND=tensorflow python -m keras_bert.export.export_worker REQUEST.json
 """
@@ -13,6 +13,9 @@ from keras_bert.checkpoints import load_preset_model
 from keras_bert.export.onnx_export import export_onnx
 from keras_bert.export.saved_model_export import export_saved_model
 from keras_bert.serialization import deserialize
+from keras_bert.tasks.registry import load_class
+from keras_bert.tasks.registry import register_task
+from keras_bert.tasks.task_record import TaskRecord
 
 
 def main(argv=None):
@@ -21,6 +24,12 @@ def main(argv=None):
         raise SystemExit("Run with KERAS_BACKEND=tensorflow.")
     with open(argv[0], encoding="utf-8") as f:
         request = json.load(f)
+    record = register_task(TaskRecord.from_dict(request["task"]))
+    # Keras finds a class by its registration, which its module makes: a
+    # task the caller registered is imported here as it was there.
+    for path in (record.model_class, record.preprocessor_class):
+        if path:
+            load_class(path)
     model = load_preset_model(request["preset"])
     preprocessor = request["preprocessor"]
     if preprocessor is not None:

@@ -5,7 +5,7 @@ import numpy as np
 
 from keras_bert.export import export_paths
 from keras_bert.export import tensorflow_route
-from keras_bert.export.model_kinds import model_kind
+from keras_bert.export.model_kinds import export_record
 from keras_bert.models.label_names import served_label_names
 from keras_bert.packed_inputs import PACKED_INPUTS
 
@@ -77,7 +77,7 @@ def export_onnx(model, path, overwrite=False, label_names=None,
     >>> session.run(["probabilities"], packed_int32_arrays)  # doctest: +SKIP
     """
     path = os.fspath(path)
-    kind = model_kind(model)
+    record = export_record(model)
     export_paths.check_target(path, overwrite, export_paths.ONNX)
     # The Functional models keep the default policy; their layers carry
     # the one they were built with.
@@ -98,13 +98,13 @@ def export_onnx(model, path, overwrite=False, label_names=None,
         tensorflow_route.export_in_tensorflow(
             "onnx", model, path, overwrite, None, options)
     else:
-        _write_onnx(model, kind, path, overwrite, **options)
+        _write_onnx(model, record, path, overwrite, **options)
     if verbose:
         print(f"Saved an ONNX model to '{path}'.")
     return path
 
 
-def _write_onnx(model, kind, path, overwrite, label_names, max_answer_length,
+def _write_onnx(model, record, path, overwrite, label_names, max_answer_length,
                 opset):
     import tensorflow as tf
 
@@ -118,7 +118,7 @@ def _write_onnx(model, kind, path, overwrite, label_names, max_answer_length,
         ) from error
     from keras_bert.export import packed_serving  # TensorFlow code
 
-    specs = packed_serving.packed_input_signature(model, kind)
+    specs = packed_serving.packed_input_signature(model, record)
     signature = [specs[name] for name in PACKED_INPUTS]
 
     @tf.function(input_signature=signature)
@@ -126,7 +126,7 @@ def _write_onnx(model, kind, path, overwrite, label_names, max_answer_length,
         inputs = {"token_ids": token_ids, "segment_ids": segment_ids,
                   "padding_mask": padding_mask}
         return packed_serving.packed_outputs(
-            model, kind, inputs, label_names=label_names,
+            model, record, inputs, label_names=label_names,
             max_answer_length=max_answer_length)
 
     model_proto, _ = tf2onnx.convert.from_function(

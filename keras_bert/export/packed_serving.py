@@ -12,10 +12,10 @@ import tensorflow as tf
 from keras_bert.packed_inputs import PACKED_INPUTS
 
 
-def packed_input_signature(model, kind):
+def packed_input_signature(model, record):
     """`tf.TensorSpec`s of the packed inputs: variable batch and length."""
-    shape = [None, model.num_choices, None] if kind == "multiple_choice" else [
-        None, None]
+    shape = ([None, model.num_choices, None]
+             if record.packed_layout == "choices" else [None, None])
     return {name: tf.TensorSpec(shape, tf.int32, name=name)
             for name in PACKED_INPUTS}
 
@@ -91,13 +91,14 @@ def best_spans(logits, segment_ids, padding_mask, max_answer_length):
     }
 
 
-def packed_outputs(model, kind, inputs, label_names=None,
+def packed_outputs(model, record, inputs, label_names=None,
                    max_answer_length=30, jit_compile=False):
     """Runs `model` on packed `inputs` and returns its named outputs.
 
     Args:
         model: the Keras model (TensorFlow backend).
-        kind: from `model_kind`.
+        record: its task record (`export_record`): `serving_outputs`
+            says what the raw output is turned into.
         inputs: dict of int32 tensors named as in `PACKED_INPUTS`.
         label_names: optional list of str: adds string `labels` (classes)
             or `tags` (token tags) next to the ids.
@@ -111,19 +112,20 @@ def packed_outputs(model, kind, inputs, label_names=None,
                               jit_compile=True)(inputs)
     else:
         outputs = model(inputs, training=False)
-    if kind == "backbone":
+    kind = record.serving_outputs
+    if kind == "encoder":
         return {
             "sequence_output": outputs["sequence_output"],
             "pooled_output": outputs["pooled_output"],
         }
-    if kind == "text_embedder":
-        return {"embeddings": tf.cast(outputs, tf.float32)}
-    if kind == "cross_encoder":
-        return {"scores": tf.cast(outputs, tf.float32)}
     outputs = tf.cast(outputs, tf.float32)
-    if kind in ("classifier", "multiple_choice"):
+    if kind == "embeddings":
+        return {"embeddings": outputs}
+    if kind == "scores":
+        return {"scores": outputs}
+    if kind == "classes":
         return _class_outputs(outputs, label_names)
-    if kind == "token_classifier":
+    if kind == "tags":
         return _tag_outputs(outputs, inputs["padding_mask"], label_names)
     return best_spans(outputs, inputs["segment_ids"], inputs["padding_mask"],
                       max_answer_length)

@@ -4,7 +4,7 @@ import keras
 
 from keras_bert.export import export_paths
 from keras_bert.export import tensorflow_route
-from keras_bert.export.model_kinds import model_kind
+from keras_bert.export.model_kinds import export_record
 from keras_bert.models.label_names import served_label_names
 from keras_bert.quantization import is_quantized
 
@@ -54,7 +54,9 @@ def export_saved_model(
     Args:
         model: a `BertBackbone` or a task model (`BertClassifier`,
             `BertTokenClassifier`, `BertQuestionAnswerer`,
-            `BertMultipleChoice`, `BertTextEmbedder`, `BertCrossEncoder`).
+            `BertMultipleChoice`, `BertTextEmbedder`, `BertCrossEncoder`,
+            or a registered task: its record in `keras_bert.tasks` gives
+            the signatures).
         path: str. The SavedModel directory to create.
         include_preprocessing: bool. Strings in (True) or packed ints only.
         overwrite: bool. Replace an existing SavedModel at `path`.
@@ -88,7 +90,7 @@ def export_saved_model(
     >>> serve(text=tf.constant(["a gripping film"]))["labels"]  # doctest: +SKIP
     """
     path = os.fspath(path)
-    kind = model_kind(model)
+    record = export_record(model)
     export_paths.check_target(path, overwrite, export_paths.SAVED_MODEL)
     options = {
         "include_preprocessing": include_preprocessing,
@@ -103,13 +105,13 @@ def export_saved_model(
         # Check the text settings here, before any subprocess is started.
         from keras_bert.export import text_serving  # TensorFlow code
 
-        text_serving.text_input_names(kind, text_inputs)
+        text_serving.text_input_names(record, text_inputs)
         text_serving.text_settings(model, preprocessor, sequence_length)
     if keras.config.backend() != "tensorflow":
         tensorflow_route.export_in_tensorflow(
             "saved_model", model, path, overwrite, preprocessor, options)
     else:
-        _write_saved_model(model, kind, path, overwrite, preprocessor,
+        _write_saved_model(model, record, path, overwrite, preprocessor,
                            **options)
     if verbose:
         print(f"Saved a SavedModel to '{path}' (signatures: serving_default, "
@@ -117,7 +119,7 @@ def export_saved_model(
     return path
 
 
-def _write_saved_model(model, kind, path, overwrite, preprocessor,
+def _write_saved_model(model, record, path, overwrite, preprocessor,
                        include_preprocessing, text_inputs, sequence_length,
                        label_names, max_answer_length, jit_compile):
     # TensorFlow code: imported when a model is exported, so that
@@ -131,10 +133,10 @@ def _write_saved_model(model, kind, path, overwrite, preprocessor,
     archive = keras.export.ExportArchive()
     archive.track(model)
 
-    packed_spec = packed_serving.packed_input_signature(model, kind)
+    packed_spec = packed_serving.packed_input_signature(model, record)
 
     def serve_packed(inputs):
-        return packed_serving.packed_outputs(model, kind, inputs,
+        return packed_serving.packed_outputs(model, record, inputs,
                                              **outputs_options)
 
     packed_fn = archive.add_endpoint("serving_packed", serve_packed,
@@ -142,12 +144,12 @@ def _write_saved_model(model, kind, path, overwrite, preprocessor,
     if include_preprocessing:
         settings = text_serving.text_settings(model, preprocessor,
                                               sequence_length)
-        names = text_serving.text_input_names(kind, text_inputs)
-        text_spec = text_serving.text_input_signature(model, kind, names)
+        names = text_serving.text_input_names(record, text_inputs)
+        text_spec = text_serving.text_input_signature(model, record, names)
 
         def serve_text(inputs):
             texts = tuple(inputs[name] for name in names)
-            return text_serving.text_outputs(model, kind, texts, settings,
+            return text_serving.text_outputs(model, record, texts, settings,
                                              **outputs_options)
 
         archive.add_endpoint("serving_default", serve_text,

@@ -8,12 +8,15 @@ in a temporary directory, and
 
     KERAS_BACKEND=tensorflow python -m keras_bert.export.export_worker REQUEST.json
 
-rebuilds it and runs the same export with the same options. The child
+rebuilds it and runs the same export with the same options. The request
+carries the model's task record, so a task registered in this process
+(`keras_bert.tasks.register_task`) is known there too. The child
 sees no GPU (`CUDA_VISIBLE_DEVICES=""`): exporting is tracing and
 serialization, and the parent may hold the accelerator. Nothing but the
 export target is written outside the temporary directory.
 """
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -23,6 +26,7 @@ import tempfile
 import keras
 
 from keras_bert.checkpoints import save_to_preset
+from keras_bert.tasks.registry import record_of_model
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -47,6 +51,7 @@ def export_in_tensorflow(artifact, model, path, overwrite, preprocessor,
         request = {
             "artifact": artifact,
             "preset": preset,
+            "task": dataclasses.asdict(record_of_model(model)),
             "path": os.path.abspath(path),
             "overwrite": overwrite,
             "preprocessor": None if preprocessor is None else (

@@ -1,12 +1,15 @@
 """Strings in, named outputs out: tokenization, packing and model in a graph.
 
-Each model kind takes raw text (batched, any batch size), tokenizes it
+Each model takes raw text (batched, any batch size), tokenizes it
 with the model's `BertTokenizer`, packs it with dynamic padding (rows are
 padded to the longest row of the request, never past `sequence_length`)
 and returns `packed_serving.packed_outputs` plus what only the text can
 give: character offsets of tokens, and the answer text for QA. Offsets are
 Unicode code points into the request string (invalid UTF-8 sequences count
-as one character each, as the tokenizer sees them).
+as one character each, as the tokenizer sees them). The model's task
+record gives the input names and how many there may be (`text_inputs`,
+`text_input_counts`), how they are packed (`packed_layout`) and what
+comes out (`serving_outputs`).
 """
 
 import collections
@@ -19,24 +22,6 @@ from keras_bert.preprocessing import bert_text_ops
 from keras_bert.preprocessing.bert_packer import BertPacker
 from keras_bert.preprocessing.bert_tokenizer import BertTokenizer
 
-DEFAULT_TEXT_INPUTS = {
-    "backbone": ("text",),
-    "classifier": ("text",),
-    "token_classifier": ("text",),
-    "question_answerer": ("question", "context"),
-    "multiple_choice": ("prompt", "choices"),
-    "text_embedder": ("text",),
-    "cross_encoder": ("query", "passage"),
-}
-_ALLOWED_COUNTS = {
-    "backbone": (1, 2),
-    "classifier": (1, 2),
-    "token_classifier": (1,),
-    "question_answerer": (2,),
-    "multiple_choice": (2,),
-    "text_embedder": (1,),
-    "cross_encoder": (2,),
-}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 TextSettings = collections.namedtuple(
@@ -95,17 +80,18 @@ def text_settings(model, preprocessor=None, sequence_length=None):
     )
 
 
-def text_input_names(kind, text_inputs=None):
+def text_input_names(record, text_inputs=None):
     """Validated names of the string inputs (a tuple)."""
     if text_inputs is None:
-        return DEFAULT_TEXT_INPUTS[kind]
+        return record.text_inputs
     names = (text_inputs,) if isinstance(text_inputs, str) else tuple(
         text_inputs)
-    if len(names) not in _ALLOWED_COUNTS[kind]:
+    counts = record.text_input_counts
+    if len(names) not in counts:
         raise ValueError(
-            f"A {kind} takes {' or '.join(map(str, _ALLOWED_COUNTS[kind]))} "
+            f"A {record.name} takes {' or '.join(map(str, counts))} "
             f"text inputs; got text_inputs={list(names)} (default: "
-            f"{list(DEFAULT_TEXT_INPUTS[kind])})."
+            f"{list(record.text_inputs)})."
         )
     bad = [name for name in names if not _NAME.match(str(name))]
     if bad or len(set(names)) != len(names):
@@ -116,10 +102,10 @@ def text_input_names(kind, text_inputs=None):
     return names
 
 
-def text_input_signature(model, kind, names):
+def text_input_signature(model, record, names):
     """`tf.TensorSpec`s of the string inputs (variable batch)."""
     shapes = [[None]] * len(names)
-    if kind == "multiple_choice":
+    if record.packed_layout == "choices":
         shapes = [[None], [None, model.num_choices]]
     return {name: tf.TensorSpec(shape, tf.string, name=name)
             for name, shape in zip(names, shapes)}
@@ -162,21 +148,21 @@ def _real_positions(packed):
     return width, tf.range(width)[tf.newaxis], length
 
 
-def _sequence_outputs(model, kind, texts, settings, options):
+def _sequence_outputs(model, record, texts, settings, options):
     tokenizer = settings.tokenizer
     packed = _pack(settings, tuple(tokenizer(text) for text in texts))
-    outputs = packed_outputs(model, kind, packed, **options)
-    if kind == "backbone":
+    outputs = packed_outputs(model, record, packed, **options)
+    if record.serving_outputs == "encoder":
         outputs["token_ids"] = packed["token_ids"]
         outputs["padding_mask"] = packed["padding_mask"]
     return outputs
 
 
-def _token_classifier_outputs(model, texts, settings, options):
+def _tag_outputs(model, record, texts, settings, options):
     tokenizer = settings.tokenizer
     token_ids, starts, ends = tokenizer.tokenize_with_offsets(texts[0])
     packed = _pack(settings, token_ids)
-    outputs = packed_outputs(model, "token_classifier", packed, **options)
+    outputs = packed_outputs(model, record, packed, **options)
     width, positions, length = _real_positions(packed)
     is_text = (positions >= 1) & (positions < length[:, tf.newaxis] - 1)
     first = tf.ones_like(length)
@@ -196,7 +182,7 @@ def _token_classifier_outputs(model, texts, settings, options):
     return outputs
 
 
-def _question_answerer_outputs(model, texts, settings, options):
+def _span_outputs(model, record, texts, settings, options):
     tokenizer = settings.tokenizer
     question, context = texts
     question_ids = tokenizer(question)[:, : settings.max_query_length]
@@ -205,7 +191,7 @@ def _question_answerer_outputs(model, texts, settings, options):
     # the first window of `BertQuestionAnswererPreprocessor`.
     packed = _pack(settings, (question_ids, context_ids),
                    truncate="waterfall")
-    outputs = packed_outputs(model, "question_answerer", packed, **options)
+    outputs = packed_outputs(model, record, packed, **options)
     width, positions, length = _real_positions(packed)
     in_context = (packed["segment_ids"] == 1) & (
         positions < length[:, tf.newaxis] - 1)
@@ -237,7 +223,7 @@ def _question_answerer_outputs(model, texts, settings, options):
     return outputs
 
 
-def _multiple_choice_outputs(model, texts, settings, options):
+def _choice_outputs(model, record, texts, settings, options):
     tokenizer = settings.tokenizer
     prompts, choices = texts
     num_choices = model.num_choices
@@ -249,19 +235,19 @@ def _multiple_choice_outputs(model, texts, settings, options):
         name: tf.reshape(value, [-1, num_choices, tf.shape(value)[-1]])
         for name, value in packed.items()
     }
-    return packed_outputs(model, "multiple_choice", packed, **options)
+    return packed_outputs(model, record, packed, **options)
 
 
-def text_outputs(model, kind, texts, settings, label_names=None,
+def text_outputs(model, record, texts, settings, label_names=None,
                  max_answer_length=30, jit_compile=False):
     """Named outputs for a tuple of string tensors, in `text_inputs` order."""
     options = {"label_names": label_names,
                "max_answer_length": max_answer_length,
                "jit_compile": jit_compile}
-    if kind == "token_classifier":
-        return _token_classifier_outputs(model, texts, settings, options)
-    if kind == "question_answerer":
-        return _question_answerer_outputs(model, texts, settings, options)
-    if kind == "multiple_choice":
-        return _multiple_choice_outputs(model, texts, settings, options)
-    return _sequence_outputs(model, kind, texts, settings, options)
+    if record.packed_layout == "choices":
+        outputs = _choice_outputs
+    else:
+        # Per-token tags and answer spans point into the text too.
+        outputs = {"tags": _tag_outputs, "spans": _span_outputs}.get(
+            record.serving_outputs, _sequence_outputs)
+    return outputs(model, record, texts, settings, options)
