@@ -14,7 +14,8 @@ import importlib
 
 def lazy_exports(package, exports):
     """`(__getattr__, __dir__)` for `package`, importing each exported name
-    from its module on first access.
+    from its module on first access (and a submodule on first access as
+    an attribute).
 
     Args:
         package: str. The package's `__name__`.
@@ -29,6 +30,12 @@ def lazy_exports(package, exports):
 
     def __getattr__(name):
         if name not in exports:
+            # A submodule, as `package.submodule` reaches one once imported.
+            try:
+                return importlib.import_module(f"{package}.{name}")
+            except ModuleNotFoundError as error:
+                if error.name != f"{package}.{name}":
+                    raise
             raise AttributeError(
                 f"module {package!r} has no attribute {name!r}")
         module = importlib.import_module(f"{package}.{exports[name]}")
