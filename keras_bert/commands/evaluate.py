@@ -13,7 +13,6 @@ read and scored by `keras_bert.commands.task_files`, as in `finetune`.
 import json
 
 from keras_bert.commands.precision_argument import add_precision_argument
-from keras_bert.commands.task_files import TASKS
 from keras_bert.commands.task_files import add_data_arguments
 from keras_bert.commands.task_files import check_model_labels
 from keras_bert.commands.task_files import encode_labels
@@ -21,6 +20,7 @@ from keras_bert.commands.model_argument import resolve_model
 from keras_bert.commands.task_files import read_task_data
 from keras_bert.commands.task_files import resolve_columns
 from keras_bert.commands.task_files import score
+from keras_bert.tasks.registry import command_names
 
 
 def add_parser(subparsers):
@@ -35,7 +35,7 @@ def add_parser(subparsers):
                         help="a fine-tuned preset (e.g. OUTPUT/best), or a "
                         "fine-tuned Hugging Face model by name or directory")
     parser.add_argument("--data", required=True, metavar="FILE")
-    parser.add_argument("--task", choices=TASKS,
+    parser.add_argument("--task", choices=command_names(),
                         help="default: the task the model was fine-tuned on")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--output", metavar="FILE",

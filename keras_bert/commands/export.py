@@ -59,16 +59,16 @@ def load_exportable(path):
     A `BertPretrainer` is replaced by its backbone, the part that serves.
     """
     from keras_bert import BertBackbone
-    import keras_bert
     from keras_bert import BertPretrainer
     from keras_bert import checkpoints
     from keras_bert.commands.model_argument import huggingface_task
+    from keras_bert.tasks.registry import load_class
 
     fine_tuned = huggingface_task(path)
     if checkpoints.detect_layout(path) == "keras_bert":
         model = checkpoints.load_preset_model(path)
     elif fine_tuned is not None:
-        model = getattr(keras_bert, fine_tuned[1]).from_preset(path)
+        model = load_class(fine_tuned[1].model_class).from_preset(path)
     else:
         model = BertBackbone.from_preset(path)
     if isinstance(model, BertPretrainer):

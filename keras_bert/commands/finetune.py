@@ -28,18 +28,19 @@ from keras_bert.commands.distribution_arguments import (
 from keras_bert.commands.distribution_arguments import (
     distribution_from_args)
 from keras_bert.commands.model_argument import resolve_model
-
-DEFAULT_SEQUENCE_LENGTH = {"squad": 384}
+from keras_bert.tasks.registry import command_names
+from keras_bert.tasks.registry import find_command
+from keras_bert.tasks.registry import load_class
 
 
 def add_parser(subparsers):
     parser = subparsers.add_parser(
         "finetune",
-        help="fine-tune BERT on a labelled file (classify, pair, regress, "
-        "ner, squad, choice)",
+        help="fine-tune BERT on a labelled file "
+        f"({', '.join(command_names())})",
         description=__doc__.split("\n\n", 2)[2],
     )
-    parser.add_argument("--task", choices=task_files.TASKS, required=True)
+    parser.add_argument("--task", choices=command_names(), required=True)
     parser.add_argument("--train", required=True, metavar="FILE",
                         help="TSV/CSV/JSONL (CoNLL for ner, SQuAD JSON for "
                         "squad)")
@@ -85,32 +86,27 @@ def add_parser(subparsers):
 
 def build_task_model(task, backbone, tokenizer, sequence_length,
                      num_labels=None, num_choices=None, doc_stride=None):
-    """The task model for `task` on `backbone`, with its preprocessor."""
-    import keras_bert
+    """The model of `task`'s record on `backbone`, with its preprocessor.
 
-    if task in ("classify", "pair", "regress"):
-        return keras_bert.BertClassifier(
-            backbone, num_classes=1 if task == "regress" else num_labels,
-            preprocessor=keras_bert.BertPreprocessor(tokenizer,
-                                                     sequence_length))
-    if task == "ner":
-        return keras_bert.BertTokenClassifier(
-            backbone, num_classes=num_labels,
-            preprocessor=keras_bert.BertTokenClassifierPreprocessor(
-                tokenizer, sequence_length))
-    if task == "choice":
-        return keras_bert.BertMultipleChoice(
-            backbone, num_choices=num_choices,
-            preprocessor=keras_bert.BertMultipleChoicePreprocessor(
-                tokenizer, sequence_length))
-    return keras_bert.BertQuestionAnswerer(
-        backbone, preprocessor=keras_bert.BertQuestionAnswererPreprocessor(
-            tokenizer, sequence_length, doc_stride=doc_stride))
+    Its `labels` kind sizes the head: one unit per class or tag, one for a
+    number, `num_choices` choices; span tasks window their context every
+    `doc_stride` tokens.
+    """
+    record, command = find_command(task)
+    head = {"classes": {"num_classes": num_labels},
+            "tags": {"num_classes": num_labels},
+            "number": {"num_classes": 1},
+            "choice": {"num_choices": num_choices}}.get(command.labels, {})
+    windows = {"doc_stride": doc_stride} if command.labels == "span" else {}
+    preprocessor = load_class(record.preprocessor_class)(
+        tokenizer, sequence_length, **windows)
+    return load_class(record.model_class)(backbone, preprocessor=preprocessor,
+                                          **head)
 
 
 def fit_data(task, model, data):
-    """`(x, y)` for `model.fit`: raw input, or squad's labelled windows."""
-    if task != "squad":
+    """`(x, y)` for `model.fit`: raw input, or SQuAD's labelled windows."""
+    if task_files.labels_of(task) != "span":
         return data["x"], data["y"]
     questions = data["questions"]
     windows = model.preprocessor.windows(
@@ -186,6 +182,8 @@ def run(args):
         raise task_files.UsageError(
             f"--lora-rank must be at least 1, got {args.lora_rank}.")
     task = args.task
+    command = find_command(task)[1]
+    spans = command.labels == "span"
     columns = task_files.resolve_columns(task, args)
     train, validation = (
         task_files.read_task_data(task, path, columns, args.max_examples,
@@ -214,9 +212,8 @@ def run(args):
         backbone, tokenizer = _load_pretrained(model_dir)
         # The default fits the model; a --sequence-length beyond its
         # positions is refused by the task model.
-        length = args.sequence_length or min(
-            DEFAULT_SEQUENCE_LENGTH.get(task, 128),
-            backbone.max_sequence_length)
+        length = args.sequence_length or min(command.sequence_length,
+                                             backbone.max_sequence_length)
         model = build_task_model(
             task, backbone, tokenizer, length, len(names or ()),
             len(columns["choices"] or ()), args.doc_stride)
@@ -231,7 +228,7 @@ def run(args):
                       warmup_ratio=args.warmup_ratio,
                       weight_decay=args.weight_decay, metrics=[])
         _print_plan(args, train, validation, names, model, length, steps,
-                    batch_size, windows=len(y) if task == "squad" else None)
+                    batch_size, windows=len(y) if spans else None)
         info = {"task": task, "labels": names, "columns": columns,
                 "sequence_length": length, "train": args.train}
         best_dir = os.path.join(args.output, "best")
@@ -244,12 +241,11 @@ def run(args):
             if args.lora_rank:
                 model.save_lora_weights(adapters)
 
-        monitor = task_files.MONITOR[task]
         callback = EpochScores(
             lambda: task_files.score(model, task, validation, names,
                                      batch_size),
-            monitor, save, output)
-        validation_data = (None if task == "squad"
+            command.monitor, save, output)
+        validation_data = (None if spans
                            else (validation["x"], validation["y"]))
         if output:
             # Made now: a run that fails before training leaves no folder.

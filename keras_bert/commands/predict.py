@@ -23,14 +23,21 @@ from keras_bert.commands.model_argument import resolve_model
 from keras_bert.commands.precision_argument import add_precision_argument
 from keras_bert.commands.precision_argument import apply_precision
 from keras_bert.commands.precision_argument import load_overrides
+from keras_bert.commands.task_files import inputs_of
+from keras_bert.commands.task_files import labels_of
+from keras_bert.tasks.registry import command_names
+from keras_bert.tasks.registry import load_class
+from keras_bert.tasks.registry import record_of_model
 
 # Written into a fine-tuned preset: the task, label names and columns.
 TASK_FILE = "finetune.json"
 # `columns["text_pair"]` of a classifier that reads one text or a pair.
 PAIR_OPTIONAL = "optional"
 
-_FIELDS = {"classify": ("text",), "pair": ("text", "text pair"),
-           "squad": ("question", "context"), "ner": ("words",)}
+# The tab-separated fields of a line, by the task's `inputs` kind (a
+# prompt's choices are named by the model's columns).
+_FIELDS = {"text": ("text",), "pair": ("text", "text pair"),
+           "question_context": ("question", "context"), "words": ("words",)}
 
 
 def add_parser(subparsers):
@@ -52,19 +59,19 @@ def add_parser(subparsers):
 
 
 def _model_task(model):
-    """The task of a task preset saved without a finetune.json."""
+    """The task of a task preset saved without a finetune.json: the
+    `--task` of its task record (see `TaskRecord.default_command`)."""
     from keras_bert.checkpoints import CheckpointError
 
-    kind = type(model).__name__
-    if kind == "BertClassifier":
-        return "regress" if model.num_classes == 1 else "classify"
-    tasks = {"BertTokenClassifier": "ner", "BertQuestionAnswerer": "squad",
-             "BertMultipleChoice": "choice"}
-    if kind not in tasks:
+    record = record_of_model(model)
+    command = None if record is None else record.default_command(
+        regressor=getattr(model, "num_classes", None) == 1)
+    if command is None:
         raise CheckpointError(
-            f"The preset holds a {kind}, not a fine-tuned task model; give "
-            "the OUTPUT/best directory of `keras-bert finetune`.")
-    return tasks[kind]
+            f"The preset holds a {type(model).__name__}, not a fine-tuned "
+            "task model; give the OUTPUT/best directory of `keras-bert "
+            "finetune`.")
+    return command.name
 
 
 def read_task_info(model_dir):
@@ -79,24 +86,31 @@ def read_task_info(model_dir):
     if not os.path.isfile(path):
         return None
     with naming_file(path), open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+        info = json.load(handle)
+    if info.get("task") not in command_names():
+        raise CheckpointError(
+            f"{path}: task {info.get('task')!r} is not a --task of any "
+            f"registered task ({', '.join(command_names())}); a task of "
+            "your own runs where its record is registered "
+            "(keras_bert.tasks.register_task, then keras_bert.cli.main).")
+    return info
 
 
 def _load_huggingface_task(model_dir, precision):
-    """`(model, info)` for a fine-tuned Hugging Face checkpoint, or None."""
-    import keras_bert
-
+    """`(model, info)` for a fine-tuned Hugging Face checkpoint, or None
+    (also for one whose choices have no column names to read)."""
     found = huggingface_task(model_dir)
-    if found is None or found[0] == "choice":
+    if found is None or found[0].inputs == "prompt_choices":
         return None
-    task, class_name = found
-    model = apply_precision(getattr(keras_bert, class_name).from_preset(
+    command, record = found
+    model = apply_precision(load_class(record.model_class).from_preset(
         model_dir, **load_overrides(precision)), precision)
     labels = getattr(model, "label_names", None) or [
         f"LABEL_{i}" for i in range(getattr(model, "num_classes", 0))]
     # A sequence classifier reads one text or a pair, as each line has.
-    columns = {"text_pair": PAIR_OPTIONAL} if task == "classify" else {}
-    return model, {"task": task, "columns": columns, "labels": labels}
+    columns = {"text_pair": PAIR_OPTIONAL} if command.inputs == "text" else {}
+    return model, {"task": command.name, "columns": columns,
+                   "labels": labels}
 
 
 def load_finetuned(model_dir, precision="float32"):
@@ -156,6 +170,7 @@ def _read_rows(path, info):
     from keras_bert.preprocessing.tasks import DataFileError
 
     source, task, columns = path or "stdin", info["task"], info["columns"]
+    inputs = inputs_of(task)
     if path:
         if not os.path.isfile(path):
             raise DataFileError(f"{path}: no such file.")
@@ -163,20 +178,20 @@ def _read_rows(path, info):
             lines = handle.read().splitlines()
     else:
         lines = sys.stdin.read().splitlines()
-    if task == "choice":
+    if inputs == "prompt_choices":
         names = ("prompt", *columns["choices"])
-    elif task == "regress":
-        names = _FIELDS["pair" if columns.get("text_pair") else "classify"]
+    elif inputs == "text_or_pair":
+        names = _FIELDS["pair" if columns.get("text_pair") else "text"]
     else:
-        names = _FIELDS[task]
+        names = _FIELDS[inputs]
     rows = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        fields = [line] if task == "ner" else line.split("\t")
+        fields = [line] if inputs == "words" else line.split("\t")
         if columns.get("text_pair") == PAIR_OPTIONAL and not rows:
             # The first line sets whether all are single texts or pairs.
-            names = _FIELDS["pair" if len(fields) == 2 else "classify"]
+            names = _FIELDS["pair" if len(fields) == 2 else "text"]
         if len(fields) != len(names):
             raise DataFileError(
                 f"{source}:{number}: {len(fields)} tab-separated fields; "
@@ -201,29 +216,30 @@ def predictions(model, task, rows, labels, batch_size=32):
 
     options = {"batch_size": batch_size, "verbose": 0}
     columns = list(zip(*rows))
-    if task == "squad":
+    kind = labels_of(task)
+    if kind == "span":
         answers = model.answer(list(columns[0]), list(columns[1]),
                                **options)
         # No valid span scores -inf, which JSON cannot hold: null instead.
         return [{"answer": a["text"], "start": a["start"], "end": a["end"],
                  "score": a["score"] if np.isfinite(a["score"]) else None}
                 for a in answers]
-    if task == "ner":
+    if kind == "tags":
         words = [fields[0].split() for fields in rows]
         tags = model.predict_words(words, **options)
         return [{"words": w, "tags": [labels[i] for i in t]}
                 for w, t in zip(words, tags)]
-    if task == "choice":
+    if kind == "choice":
         x = (list(columns[0]), [list(fields[1:]) for fields in rows])
     else:
         x = tuple(map(list, columns)) if len(columns) == 2 else list(
             columns[0])
     logits = np.asarray(model.predict(x, **options), "float64")
-    if task == "regress":
+    if kind == "number":
         return [{"score": float(value)} for value in logits[:, 0]]
     probabilities = _softmax(logits)
     best = probabilities.argmax(-1)
-    if task == "choice":
+    if kind == "choice":
         return [{"choice": int(b), "text": fields[1 + b],
                  "probability": float(p[b]), "probabilities": p.tolist()}
                 for fields, b, p in zip(rows, best, probabilities)]
@@ -234,14 +250,15 @@ def predictions(model, task, rows, labels, batch_size=32):
 
 def format_prediction(task, prediction):
     """The one-line text form of a prediction."""
-    if task == "squad":
+    kind = labels_of(task)
+    if kind == "span":
         return prediction["answer"]
-    if task == "ner":
+    if kind == "tags":
         return " ".join(f"{word}/{tag}" for word, tag in
                         zip(prediction["words"], prediction["tags"]))
-    if task == "regress":
+    if kind == "number":
         return f"{prediction['score']:.4f}"
-    if task == "choice":
+    if kind == "choice":
         return (f"{prediction['choice']}\t{prediction['probability']:.4f}\t"
                 f"{prediction['text']}")
     return f"{prediction['label']}\t{prediction['probability']:.4f}"

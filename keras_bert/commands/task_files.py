@@ -1,14 +1,13 @@
 """Reading, checking and scoring the labelled files of every fine-tuning task.
 
 `keras-bert finetune` and `keras-bert evaluate` share these helpers, so a
-file is read, checked and scored the same way in both.
+file is read, checked and scored the same way in both. A `--task` is a
+`CommandTask` of a task record (`keras_bert.tasks`): its `inputs` kind
+says how a file is read (a table, CoNLL words, SQuAD questions) and its
+`labels` kind how the labels are named, encoded and scored.
 """
 
-TASKS = ("classify", "pair", "regress", "ner", "squad", "choice")
-
-# The metric each task's best checkpoint is chosen by (higher is better).
-MONITOR = {"classify": "accuracy", "pair": "accuracy", "regress": "pearson",
-           "ner": "f1", "squad": "f1", "choice": "accuracy"}
+from keras_bert.tasks.registry import find_command
 
 # Column key -> the option that sets it; defaults when neither the option
 # nor the model's finetune.json gives one.
@@ -55,26 +54,39 @@ def add_data_arguments(parser):
                        "lines are logged); by default they stop the run")
 
 
+def inputs_of(task):
+    """The `inputs` kind of the `--task` `task` (e.g. "pair")."""
+    return find_command(task)[1].inputs
+
+
+def labels_of(task):
+    """The `labels` kind of the `--task` `task` (e.g. "classes")."""
+    return find_command(task)[1].labels
+
+
 def resolve_columns(task, args, saved=None):
     """Columns from the options, else `saved` (finetune.json), else defaults."""
     columns = {**DEFAULT_COLUMNS, **(saved or {})}
     for key, option in COLUMN_OPTIONS.items():
         if getattr(args, option, None) is not None:
             columns[key] = getattr(args, option)
-    if task == "pair" and columns["text_pair"] is None:
+    inputs = inputs_of(task)
+    if inputs == "pair" and columns["text_pair"] is None:
         columns["text_pair"] = "text_pair"
-    if task == "choice" and len(columns["choices"] or ()) < 2:
+    if inputs == "prompt_choices" and len(columns["choices"] or ()) < 2:
         raise UsageError(
-            "--task choice needs --choice-columns with two or more columns, "
-            "e.g. --choice-columns ending0,ending1,ending2,ending3.")
+            f"--task {task} needs --choice-columns with two or more "
+            "columns, e.g. --choice-columns ending0,ending1,ending2,ending3.")
     return columns
 
 
 def text_columns(task, columns):
     """The table columns that hold the model's input texts."""
-    if task == "choice":
+    inputs = inputs_of(task)
+    if inputs == "prompt_choices":
         return [columns["text"], *columns["choices"]]
-    if task == "pair" or (task == "regress" and columns["text_pair"]):
+    if inputs == "pair" or (inputs == "text_or_pair"
+                            and columns["text_pair"]):
         return [columns["text"], columns["text_pair"]]
     return [columns["text"]]
 
@@ -88,14 +100,16 @@ def read_task_data(task, path, columns, max_examples=None,
     """Reads a labelled file of `task` with `keras_bert`'s readers
     (`skip_bad_rows`: see `read_table`).
 
-    Returns a dict with "path", "count" and, for squad, "questions" (those
-    with an answer); otherwise "x" (the model's raw input: strings, a
-    tuple of string lists, or word lists) and "labels" (as in the file).
+    Returns a dict with "path", "count" and, for SQuAD questions,
+    "questions" (those with an answer); otherwise "x" (the model's raw
+    input: strings, a tuple of string lists, or word lists) and "labels"
+    (as in the file).
     """
     from keras_bert.preprocessing.tasks import DataFileError
     from keras_bert.preprocessing.tasks import readers
 
-    if task == "squad":
+    inputs = inputs_of(task)
+    if inputs == "question_context":
         questions = [q for q in readers.read_squad(path) if q["answers"]]
         if not questions:
             raise DataFileError(f"{path}: no question has an answer to learn "
@@ -103,7 +117,7 @@ def read_task_data(task, path, columns, max_examples=None,
         questions = _first(questions, max_examples)
         return {"path": path, "questions": questions,
                 "count": len(questions)}
-    if task == "ner":
+    if inputs == "words":
         data = readers.read_conll(path, columns["token"], columns["tag"])
         words = _first(data["words"], max_examples)
         return {"path": path, "x": words, "count": len(words),
@@ -111,7 +125,7 @@ def read_task_data(task, path, columns, max_examples=None,
     table = readers.read_table(path, text_columns(task, columns),
                                columns["label"], skip_bad_rows=skip_bad_rows)
     texts = [_first(column, max_examples) for column in table["texts"]]
-    if task == "choice":
+    if inputs == "prompt_choices":
         x = (texts[0], [list(row) for row in zip(*texts[1:])])
     else:
         x = tuple(texts) if len(texts) == 2 else texts[0]
@@ -125,7 +139,7 @@ def _is_int(text):
 
 def _line_of(task, path, columns, value):
     """The line of the first example labelled `value`, for error messages."""
-    if task == "ner":
+    if inputs_of(task) == "words":
         with open(path, encoding="utf-8-sig") as handle:
             for number, line in enumerate(handle, 1):
                 fields = line.split()
@@ -153,23 +167,24 @@ def _bad_label(task, path, columns, value, problem):
 
     line = _line_of(task, path, columns, value)
     where = f"{path}:{line}" if line else path
-    return DataFileError(f"{where}: {'tag' if task == 'ner' else 'label'} "
-                         f"{value!r} {problem}")
+    kind = "tag" if labels_of(task) == "tags" else "label"
+    return DataFileError(f"{where}: {kind} {value!r} {problem}")
 
 
 def label_names(task, data, columns, given=None):
     """Label names in id order: `given`, else the training file's, sorted.
 
-    Numeric labels sort by value; ner puts "O" first (id 0 is what words
-    cut off by the sequence length are tagged). None for regress, choice
-    and squad, whose labels are numbers, indices or spans.
+    Numeric labels sort by value; tags put "O" first (id 0 is what words
+    cut off by the sequence length are tagged). None for labels that are
+    numbers, choice indices or spans.
     """
     from keras_bert.metrics import get_entities
     from keras_bert.preprocessing.tasks import DataFileError
 
-    if task in ("regress", "choice", "squad"):
+    labels = labels_of(task)
+    if labels not in ("classes", "tags"):
         return None
-    if task == "ner":
+    if labels == "tags":
         found = {tag for sentence in data["labels"] for tag in sentence}
         names = given or ["O"] + sorted(found - {"O"})
         for name in names:
@@ -187,7 +202,7 @@ def label_names(task, data, columns, given=None):
             f"{data['path']}: every example has the label {names[0]!r}; "
             f"--task {task} needs two or more"
             + (" (use --task regress for numeric targets)."
-               if task != "ner" else "."))
+               if labels == "classes" else "."))
     return names
 
 
@@ -195,12 +210,13 @@ def check_model_labels(task, data, names, columns):
     """Refuses a label the model does not spell (`names`, from its
     finetune.json or id2label): "0" and "1" are not taken for "neg" and
     "pos". Names that say nothing ("LABEL_0", "LABEL_1", ...) take ids."""
-    if task not in ("classify", "pair", "ner") or not names or list(
+    kind = labels_of(task)
+    if kind not in ("classes", "tags") or not names or list(
             names) == [f"LABEL_{i}" for i in range(len(names))]:
         return
     labels = data["labels"]
     found = ({tag for sentence in labels for tag in sentence}
-             if task == "ner" else set(labels))
+             if kind == "tags" else set(labels))
     unknown = sorted(found - set(names))
     if unknown:
         raise _bad_label(task, data["path"], columns, unknown[0],
@@ -215,18 +231,19 @@ def encode_labels(task, data, names, columns):
     import numpy as np
 
     path, labels = data["path"], data.get("labels")
-    if task == "squad":
+    kind = labels_of(task)
+    if kind == "span":
         return None
-    if task == "regress":
+    if kind == "number":
         for value in labels:
             try:
                 float(value)
             except ValueError:
                 raise _bad_label(task, path, columns, value, "is not a "
-                                 "number; --task regress needs numeric "
+                                 f"number; --task {task} needs numeric "
                                  "targets.") from None
         return np.array([float(value) for value in labels], "float32")
-    if task == "choice":
+    if kind == "choice":
         count = len(columns["choices"])
         for value in labels:
             if not _is_int(value) or not 0 <= int(value) < count:
@@ -253,7 +270,7 @@ def encode_labels(task, data, names, columns):
                          "training and validation files must share one "
                          "label set (or list them all with --labels).")
 
-    if task == "ner":
+    if kind == "tags":
         return [[label_id(tag) for tag in sentence] for sentence in labels]
     return np.array([label_id(value) for value in labels])
 
@@ -266,7 +283,8 @@ def score(model, task, data, names, batch_size=32):
     from keras_bert import metrics
 
     options = {"batch_size": batch_size, "verbose": 0}
-    if task == "squad":
+    kind = labels_of(task)
+    if kind == "span":
         questions = data["questions"]
         answers = model.answer(
             [q["question"] for q in questions],
@@ -274,12 +292,12 @@ def score(model, task, data, names, batch_size=32):
         return metrics.squad_scores(
             {q["id"]: a["text"] for q, a in zip(questions, answers)},
             {q["id"]: [r["text"] for r in q["answers"]] for q in questions})
-    if task == "ner":
+    if kind == "tags":
         predicted = model.predict_words(data["x"], **options)
         result = metrics.entity_scores(
             data["labels"], [[names[i] for i in s] for s in predicted])
         return {k: v for k, v in result.items() if k != "per_type"}
     logits = np.asarray(model.predict(data["x"], **options))
-    if task == "regress":
+    if kind == "number":
         return metrics.regression_scores(data["y"], logits[:, 0])
     return metrics.classification_scores(data["y"], logits.argmax(-1))
