@@ -65,6 +65,7 @@ def test_api_reference_covers_subpackages():
     import keras_bert.optimizers
     import keras_bert.preprocessing
     import keras_bert.preprocessing.tasks
+    import keras_bert.tasks
     import keras_bert.training
     import keras_bert.visualization
 
@@ -76,7 +77,7 @@ def test_api_reference_covers_subpackages():
                         keras_bert.layers, keras_bert.losses,
                         keras_bert.metrics, keras_bert.optimizers,
                         keras_bert.preprocessing,
-                        keras_bert.preprocessing.tasks,
+                        keras_bert.preprocessing.tasks, keras_bert.tasks,
                         keras_bert.training, keras_bert.visualization)
     }
     missing = {k: v for k, v in missing.items() if v}
