@@ -9,7 +9,8 @@ failure is one line on stderr, with its traceback only under `--verbose`
 (`commands/command_errors.py`). A command runs with glibc keeping freed
 memory for reuse (`tune_malloc`; `KERAS_BERT_TUNE_MALLOC=0` keeps glibc's
 defaults), a setting of the whole process that the package leaves to its
-programs.
+programs; and without the modules Keras imports but the command never uses
+(`commands/kept_out_modules.py`).
 """
 
 import argparse
@@ -17,6 +18,7 @@ import importlib
 import sys
 
 from keras_bert.commands.command_errors import run_command
+from keras_bert.commands.kept_out_modules import command_kept_out
 from keras_bert.memory import tune_malloc_unless_opted_out
 
 # Sub-command modules in the order `keras-bert --help` lists them.
@@ -65,7 +67,8 @@ def main(argv=None):
     # Before any backend starts its threads: a thread keeps the allocator
     # arena it first used.
     tune_malloc_unless_opted_out()
-    return run_command(args)
+    with command_kept_out(args.command):
+        return run_command(args)
 
 
 if __name__ == "__main__":
