@@ -77,7 +77,9 @@ def load_masked_lm(path):
                 "checkpoint saved with its pretraining heads."
             )
         model = BertPretrainer.from_preset(path)
-    return model, BertTokenizer.from_preset(path)
+    # The tokenizer from_preset attached, else the directory's (built once).
+    tokenizer = getattr(model.preprocessor, "tokenizer", None)
+    return model, tokenizer or BertTokenizer.from_preset(path)
 
 
 def format_predictions(text, predictions):

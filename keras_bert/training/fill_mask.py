@@ -1,5 +1,6 @@
 """Fill-mask inference with a pretrained `BertPretrainer`."""
 
+import keras
 import numpy as np
 from keras import ops
 
@@ -122,9 +123,19 @@ def _predict_masks(model, tokenizer, sequences):
         "padding_mask": padding_mask,
         "mask_positions": mask_positions,
     }
-    logits = ops.convert_to_numpy(model(inputs, training=False)["mlm_logits"])
+    logits = ops.convert_to_numpy(_mask_logits(model, inputs))
     logits = logits.astype("float64")
     probabilities = np.exp(logits - logits.max(-1, keepdims=True))
     probabilities /= probabilities.sum(-1, keepdims=True)
     return [probabilities[row, :len(places)]
             for row, places in enumerate(positions)]
+
+
+def _mask_logits(model, inputs):
+    # Each batch is padded to its own longest text, so a compiled call
+    # compiles again for almost every batch. TensorFlow's eager calls run
+    # the same kernels without compiling; JAX's eager calls compile every
+    # operation for every shape, more than one whole-model compilation.
+    if keras.config.backend() == "tensorflow":
+        return model(inputs, training=False)["mlm_logits"]
+    return model.predict_on_batch(inputs)["mlm_logits"]

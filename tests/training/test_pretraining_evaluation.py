@@ -8,6 +8,7 @@ a quality level.
 import os
 import random
 
+import keras
 import numpy as np
 
 from keras_bert import BertBackbone
@@ -77,6 +78,26 @@ class FillMaskExamplesTest(TestCase):
                                      count=1)[0]
         self.assertNotIn("frequency_rank", example)
         self.assertGreaterEqual(example["model_rank"], 1)
+
+    def test_probabilities_are_the_models_softmax_at_the_masks(self):
+        # Packed by hand ([CLS] the [MASK] sat [MASK] . [SEP]) and run as a
+        # Keras call: whichever path fill-mask takes on this backend
+        # (predict_on_batch or an eager call) gives the model's own output.
+        ids = [self.tokenizer.token_to_id(token) for token in
+               ["[CLS]", "the", "[MASK]", "sat", "[MASK]", ".", "[SEP]"]]
+        logits = self.model({
+            "token_ids": np.array([ids], "int32"),
+            "segment_ids": np.zeros((1, len(ids)), "int32"),
+            "padding_mask": np.ones((1, len(ids)), "int32"),
+            "mask_positions": np.array([[2, 4]], "int32"),
+        }, training=False)["mlm_logits"]
+        logits = keras.ops.convert_to_numpy(logits).astype("float64")[0]
+        expected = np.exp(logits - logits.max(-1, keepdims=True))
+        expected /= expected.sum(-1, keepdims=True)
+        self.assertAllClose(
+            mask_probabilities(self.model, self.tokenizer,
+                               "the [MASK] sat [MASK] ."),
+            expected, atol=1e-6)
 
     def test_batched_rows_equal_each_text_alone(self):
         # Texts of different lengths share a padded batch; one has two
