@@ -144,6 +144,20 @@ class TransformerEncoderBlock(keras.layers.Layer):
             return x, scores
         return x
 
+    def compute_output_spec(self, inputs, padding_mask=None,
+                            attention_mask=None, training=None,
+                            return_attention_scores=False):
+        # Known without running `call`: Keras would otherwise trace the
+        # whole block on every backend (on TensorFlow, in a scratch graph)
+        # to learn the shape of each block of a model being built.
+        output = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
+        if not return_attention_scores:
+            return output
+        # The attention's softmax runs in float32 under every policy.
+        batch, length = inputs.shape[0], inputs.shape[1]
+        return output, keras.KerasTensor(
+            (batch, self.num_heads, length, length), dtype="float32")
+
     def get_config(self):
         config = super().get_config()
         config.update(

@@ -1,5 +1,9 @@
+from unittest import mock
+
+import keras
 import numpy as np
 
+from keras_bert import BertBackbone
 from keras_bert.layers import TransformerEncoderBlock
 from tests import numpy_bert
 from tests.test_case import TestCase
@@ -25,6 +29,37 @@ class TransformerEncoderBlockTest(TestCase):
             expected_output_shape=(2, 6, 8),
             expected_num_trainable_weights=12,
         )
+
+    def test_symbolic_outputs_are_what_the_call_returns(self):
+        # The block states its output spec instead of tracing `call`; the
+        # spec must be what an eager call gives, under every policy.
+        x, mask = _inputs()
+        for policy in ("float32", "mixed_bfloat16", "bfloat16"):
+            for scores in (False, True):
+                with self.subTest(policy=policy, scores=scores):
+                    block = TransformerEncoderBlock(**KWARGS, dtype=policy)
+                    symbolic = block(keras.Input((6, 8)),
+                                     padding_mask=keras.Input((6,)),
+                                     return_attention_scores=scores)
+                    eager = block(x, padding_mask=mask,
+                                  return_attention_scores=scores)
+                    self.assertEqual(
+                        [(tuple(t.shape[1:]), t.dtype)
+                         for t in keras.tree.flatten(symbolic)],
+                        [(tuple(t.shape[1:]),
+                          keras.backend.standardize_dtype(t.dtype))
+                         for t in keras.tree.flatten(eager)])
+
+    def test_building_a_model_runs_no_block(self):
+        with mock.patch.object(TransformerEncoderBlock, "call",
+                               autospec=True) as call:
+            backbone = BertBackbone(vocabulary_size=10, num_layers=2,
+                                    num_heads=2, hidden_dim=8,
+                                    intermediate_dim=16,
+                                    max_sequence_length=6)
+        self.assertEqual(call.call_count, 0)
+        self.assertEqual(tuple(backbone.output["sequence_output"].shape),
+                         (None, None, 8))
 
     def test_post_norm_block_matches_numpy(self):
         block = TransformerEncoderBlock(**KWARGS)
