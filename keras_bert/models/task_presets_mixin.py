@@ -83,14 +83,11 @@ class TaskPresetsMixin:
                 stacklevel=3,
             )
             return None
-        preprocessor = self._preprocessor_class().from_preset(
+        # The default length is capped at the checkpoint's positions.
+        return self._preprocessor_class().from_preset(
             preset, sequence_length=sequence_length,
+            max_positions=self.backbone.max_sequence_length,
             **self.preprocessor_arguments())
-        positions = self.backbone.max_sequence_length
-        if sequence_length is None and preprocessor.sequence_length > positions:
-            # The default length, capped at the checkpoint's positions.
-            return _with_length(preprocessor, positions)
-        return preprocessor
 
     def _preprocessor_class(self):
         record = record_of_class(type(self))

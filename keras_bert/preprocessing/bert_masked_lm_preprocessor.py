@@ -1,11 +1,11 @@
 import math
 
 import keras
-import tensorflow as tf
 
 from keras_bert.preprocessing.masked_lm_masker import MaskedLMMasker
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
 from keras_bert.preprocessing.preprocessor import Preprocessor
+from keras_bert.preprocessing.tensorflow_modules import tf
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")

@@ -21,8 +21,8 @@ Every step acts on single characters, which is what lets
 
 import re
 
-import tensorflow as tf
-import tensorflow_text as tf_text
+from keras_bert.preprocessing.tensorflow_modules import tf
+from keras_bert.preprocessing.tensorflow_modules import tf_text
 
 # The CJK ranges of HF tokenizers' `is_chinese_char`. (The original BERT code
 # starts the extension-E range at U+2B820; HF starts it at U+2B920.)

@@ -1,12 +1,14 @@
+import sys
+
 import keras
-import tensorflow as tf
-import tensorflow_text as tf_text
 
 from keras_bert.checkpoints.preset_names import resolve_preset
 from keras_bert.preprocessing import bert_text_ops
 from keras_bert.preprocessing import vocabulary_io
 from keras_bert.preprocessing.preprocessing_layer import PreprocessingLayer
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
+from keras_bert.preprocessing.tensorflow_modules import tf
+from keras_bert.preprocessing.tensorflow_modules import tf_text
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -108,14 +110,28 @@ class BertTokenizer(PreprocessingLayer):
             bert_text_ops.special_tokens_pattern(special.values())
             if special_tokens_in_strings else None
         )
+        self._wordpiece_op = None
+        if "tensorflow" in sys.modules:
+            self._wordpiece_op = self._build_wordpiece()
+
+    @property
+    def _wordpiece(self):
+        # Built at the first TensorFlow call when TensorFlow was not loaded
+        # with the layer: building a model's preprocessor imports none.
+        if self._wordpiece_op is None:
+            with tf.init_scope():  # eager resources, even inside a trace
+                self._wordpiece_op = self._build_wordpiece()
+        return self._wordpiece_op
+
+    def _build_wordpiece(self):
         # The op counts bytes; a code point is at most 4 bytes, so the
         # character limit (checked in `_words`) is always the one that bites.
-        self._wordpiece = tf_text.FastWordpieceTokenizer(
-            vocab=vocabulary,
+        return tf_text.FastWordpieceTokenizer(
+            vocab=list(self._vocabulary),
             suffix_indicator="##",
-            max_bytes_per_word=4 * max_input_chars_per_word,
+            max_bytes_per_word=4 * self.max_input_chars_per_word,
             token_out_type=tf.int32,
-            unknown_token=unknown_token,
+            unknown_token=self.unknown_token,
             no_pretokenization=True,
             support_detokenization=True,
         )

@@ -1,9 +1,9 @@
 import keras
 import numpy as np
-import tensorflow as tf
 
 from keras_bert.preprocessing.preprocessing_layer import PreprocessingLayer
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
+from keras_bert.preprocessing.tensorflow_modules import tf
 
 
 def _check_rate(name, value):

@@ -1,7 +1,6 @@
 import random
 
-import tensorflow as tf
-
+from keras_bert.preprocessing.tensorflow_modules import tf
 from keras_bert.preprocessing.text_documents import read_documents
 
 IS_NEXT = 1

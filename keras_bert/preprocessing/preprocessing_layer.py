@@ -12,6 +12,11 @@ is, so the same layer works eagerly, in `tf.data.Dataset.map`, and inside a
   `torch.Tensor`) so they feed a Keras model directly, ragged outputs stay
   `tf.RaggedTensor`, and string outputs become Python `str` (nested lists
   for batches).
+
+TensorFlow is imported at a layer's first TensorFlow call, not when the
+layer is built (`tensorflow_modules`): a model's preprocessor costs no
+TensorFlow import until it runs, and a text embedder's short jobs under
+JAX and PyTorch never run it (`host_preprocessing`).
 """
 
 import functools
@@ -19,20 +24,12 @@ import threading
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from keras_bert._compat.layer_tracking import take_raw_inputs
+from keras_bert.preprocessing.tensorflow_modules import tf
 from keras_bert.serialization import deserialize
 
 _STATE = threading.local()
-
-if keras.config.backend() != "tensorflow":
-    # TensorFlow only runs string ops here; keep it off the accelerators so it
-    # does not reserve memory that JAX or PyTorch need.
-    try:
-        tf.config.set_visible_devices([], "GPU")
-    except RuntimeError:  # TF devices were already initialized by the user.
-        pass
 
 
 def _leaf_kinds(value, kinds):

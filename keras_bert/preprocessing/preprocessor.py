@@ -65,14 +65,18 @@ class Preprocessor(PreprocessingLayer):
         )
 
     @classmethod
-    def from_preset(cls, directory, sequence_length=None, **kwargs):
+    def from_preset(cls, directory, sequence_length=None, max_positions=None,
+                    **kwargs):
         """Builds the preprocessor on `BertTokenizer.from_preset(directory)`.
 
         Args:
             directory: str. A Hugging Face, Google, keras_bert or keras-hub
                 directory with a vocabulary.
             sequence_length: int or None. None: this class's default,
-                capped at the checkpoint's `model_max_length` when known.
+                capped at the checkpoint's `model_max_length` when known
+                and at `max_positions`.
+            max_positions: int or None. The positions of the model the
+                preprocessor feeds, when known.
             **kwargs: other constructor arguments.
         """
         tokenizer = BertTokenizer.from_preset(directory)
@@ -80,7 +84,8 @@ class Preprocessor(PreprocessingLayer):
             default = inspect.signature(cls.__init__).parameters[
                 "sequence_length"].default
             sequence_length = min(default,
-                                  tokenizer.model_max_length or default)
+                                  tokenizer.model_max_length or default,
+                                  max_positions or default)
         return cls(tokenizer, sequence_length=sequence_length, **kwargs)
 
     def save_to_preset(self, directory):

@@ -1,5 +1,4 @@
 import keras
-import tensorflow as tf
 
 from keras_bert.preprocessing.bert_packer import BertPacker
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
@@ -7,6 +6,7 @@ from keras_bert.preprocessing.preprocessor import Preprocessor
 from keras_bert.preprocessing.tasks.bert_multiple_choice_preprocessor import (
     pack_choices,
 )
+from keras_bert.preprocessing.tensorflow_modules import tf
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")

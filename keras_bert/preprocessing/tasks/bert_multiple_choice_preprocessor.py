@@ -1,8 +1,8 @@
 import keras
-import tensorflow as tf
 
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
 from keras_bert.preprocessing.preprocessor import Preprocessor
+from keras_bert.preprocessing.tensorflow_modules import tf
 
 
 def pack_choices(tokenizer, packer, prompts, choices):

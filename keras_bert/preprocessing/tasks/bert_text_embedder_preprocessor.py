@@ -1,10 +1,12 @@
 import keras
 import numpy as np
-import tensorflow as tf
 
 from keras_bert.preprocessing.bert_packer import BertPacker
+from keras_bert.preprocessing.host_preprocessing import host_token_ids
+from keras_bert.preprocessing.host_preprocessing import pack_single_segments
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
 from keras_bert.preprocessing.preprocessor import Preprocessor
+from keras_bert.preprocessing.tensorflow_modules import tf
 
 
 def _is_text(value):
@@ -87,10 +89,23 @@ class BertTextEmbedderPreprocessor(Preprocessor):
 
         `packed` holds NumPy int32 arrays (padded to the longest row, at
         most `sequence_length`); `num_truncated` counts the texts that had
-        more tokens than fit.
+        more tokens than fit. Under JAX and PyTorch the texts are
+        tokenized by Hugging Face `tokenizers` (the same ids, and no
+        TensorFlow import for a short job; `host_preprocessing`) when it is
+        installed; under TensorFlow by the layer.
         """
-        token_ids = self.tokenizer(tf.constant(list(texts), tf.string))
+        texts = list(texts)
         budget = self.sequence_length - 2
+        token_ids = None
+        if keras.config.backend() != "tensorflow":
+            token_ids = host_token_ids(self.tokenizer, texts)
+        if token_ids is not None:
+            tokenizer = self.tokenizer
+            return pack_single_segments(
+                token_ids, self.sequence_length, tokenizer.cls_token_id,
+                tokenizer.sep_token_id, tokenizer.pad_token_id), sum(
+                    len(ids) > budget for ids in token_ids)
+        token_ids = self.tokenizer(tf.constant(texts, tf.string))
         num_truncated = int(np.sum(token_ids.row_lengths().numpy() > budget))
         packer = BertPacker.from_tokenizer(
             self.tokenizer, sequence_length=self.sequence_length,

@@ -1,10 +1,10 @@
 import keras
 import numpy as np
-import tensorflow as tf
 
 from keras_bert.labels import IGNORE_LABEL
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
 from keras_bert.preprocessing.preprocessor import Preprocessor
+from keras_bert.preprocessing.tensorflow_modules import tf
 
 
 def _as_ragged_words(words):

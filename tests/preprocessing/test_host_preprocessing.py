@@ -1,0 +1,173 @@
+"""Token ids and packed rows without TensorFlow
+(`keras_bert.preprocessing.host_preprocessing`): the same as the
+TensorFlow layers' on real text and on every normalization rule, for each
+tokenizer setting; the text embedder's `pack_texts` on both paths; and a
+model's preprocessor built and used under JAX or PyTorch without importing
+TensorFlow."""
+
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_bert.preprocessing import BertPacker
+from keras_bert.preprocessing import BertTokenizer
+from keras_bert.preprocessing.host_preprocessing import host_token_ids
+from keras_bert.preprocessing.host_preprocessing import pack_single_segments
+from keras_bert.preprocessing.tasks import BertTextEmbedderPreprocessor
+from keras_bert.preprocessing.tasks import bert_text_embedder_preprocessor
+from tests.preprocessing import parity_data
+from tests.test_case import TestCase
+from tests.test_case import to_numpy
+
+TOY_VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "qu",
+                  "##ick", "fox", ".", "Fox", "é", "e", "東", "京"]
+
+
+def layer_ids(tokenizer, texts):
+    return [list(map(int, row)) for row in tokenizer(texts).to_list()]
+
+
+class HostTokenIdsTest(TestCase):
+    @pytest.mark.large
+    def test_datasets_and_hard_strings(self):
+        tokenizer = BertTokenizer(parity_data.MINILM_VOCABULARY)
+        texts = [text for group in parity_data.dataset_texts(300).values()
+                 for text in group] + parity_data.HARD_STRINGS
+        self.assertGreater(len(texts), 1000)
+        self.assertEqual(host_token_ids(tokenizer, texts),
+                         layer_ids(tokenizer, texts))
+
+    def test_every_setting(self):
+        texts = parity_data.HARD_STRINGS + [
+            "The quick Fox.", "thé quick fox", "東京 [MASK]the[SEP] fox",
+            "[mask] [UNK]", "quickquick"]
+        settings = [
+            {}, {"lowercase": False}, {"strip_accents": False},
+            {"lowercase": False, "strip_accents": True},
+            {"split_cjk": False}, {"max_input_chars_per_word": 3},
+            {"special_tokens_in_strings": True},
+            {"lowercase": False, "special_tokens_in_strings": True},
+        ]
+        for vocabulary in (TOY_VOCABULARY, parity_data.MINILM_VOCABULARY):
+            for kwargs in settings:
+                with self.subTest(vocabulary=len(vocabulary), **kwargs):
+                    tokenizer = BertTokenizer(vocabulary, **kwargs)
+                    self.assertEqual(host_token_ids(tokenizer, texts),
+                                     layer_ids(tokenizer, texts))
+
+    def test_a_changed_setting_is_followed(self):
+        tokenizer = BertTokenizer(TOY_VOCABULARY)
+        self.assertEqual(host_token_ids(tokenizer, ["Fox"]), [[8]])
+        tokenizer.lowercase = False
+        self.assertEqual(host_token_ids(tokenizer, ["Fox"]),
+                         layer_ids(tokenizer, ["Fox"]))
+        self.assertEqual(host_token_ids(tokenizer, ["Fox"]), [[10]])
+
+    def test_without_the_tokenizers_package(self):
+        tokenizer = BertTokenizer(TOY_VOCABULARY)
+        saved = sys.modules.get("tokenizers")
+        sys.modules["tokenizers"] = None  # import fails
+        try:
+            self.assertIsNone(host_token_ids(tokenizer, ["the fox"]))
+        finally:
+            if saved is None:
+                del sys.modules["tokenizers"]
+            else:
+                sys.modules["tokenizers"] = saved
+
+
+class PackSingleSegmentsTest(TestCase):
+    def test_as_the_packer_with_dynamic_padding(self):
+        rng = np.random.default_rng(0)
+        segments = [[int(i) for i in rng.integers(5, 30, size=n)]
+                    for n in (0, 1, 5, 9, 10, 23)]
+        for sequence_length in (2, 3, 11, 12, 40):
+            with self.subTest(sequence_length=sequence_length):
+                packer = BertPacker(sequence_length=sequence_length,
+                                    cls_token_id=2, sep_token_id=3,
+                                    pad_token_id=0, dynamic_padding=True)
+                expected = packer(tf.ragged.constant(segments, tf.int32))
+                actual = pack_single_segments(segments, sequence_length,
+                                              2, 3, 0)
+                for key in ("token_ids", "segment_ids", "padding_mask"):
+                    self.assertEqual(actual[key].dtype, np.int32)
+                    np.testing.assert_array_equal(actual[key],
+                                                  to_numpy(expected[key]))
+
+    def test_no_texts(self):
+        packed = pack_single_segments([], 8, 2, 3, 0)
+        self.assertEqual(packed["token_ids"].shape, (0, 2))
+
+
+class PackTextsTest(TestCase):
+    def test_both_paths_give_the_same_rows(self):
+        preprocessor = BertTextEmbedderPreprocessor(
+            BertTokenizer(parity_data.MINILM_VOCABULARY), sequence_length=16)
+        texts = ["a gripping film", "Crème brûlée " * 10, "東京", ""]
+        host, host_truncated = (
+            pack_single_segments(
+                host_token_ids(preprocessor.tokenizer, texts), 16,
+                preprocessor.tokenizer.cls_token_id,
+                preprocessor.tokenizer.sep_token_id,
+                preprocessor.tokenizer.pad_token_id),
+            1)
+        original = bert_text_embedder_preprocessor.host_token_ids
+        bert_text_embedder_preprocessor.host_token_ids = lambda *_: None
+        try:
+            layer, layer_truncated = preprocessor.pack_texts(texts)
+        finally:
+            bert_text_embedder_preprocessor.host_token_ids = original
+        ours, truncated = preprocessor.pack_texts(texts)
+        self.assertEqual((truncated, layer_truncated),
+                         (host_truncated, host_truncated))
+        for key in layer:
+            np.testing.assert_array_equal(ours[key], layer[key])
+            np.testing.assert_array_equal(host[key], layer[key])
+            self.assertEqual(ours[key].dtype, layer[key].dtype)
+
+
+# Loads an embedder from a preset and encodes, then says whether
+# TensorFlow was imported and prints the vectors.
+_ENCODE = """
+import sys
+import numpy as np
+from keras_bert import BertTextEmbedder
+model = BertTextEmbedder.from_preset(sys.argv[1])
+vectors = model.encode(["w1 w2 w3 .", "w3 w2 ."])
+print("TENSORFLOW", "tensorflow" in sys.modules)
+np.save(sys.argv[2], vectors)
+"""
+
+
+class WithoutTensorFlowTest(TestCase):
+    def test_an_embedder_loads_and_encodes_without_tensorflow(self):
+        backend = keras.config.backend()
+        if backend == "tensorflow":
+            self.skipTest("TensorFlow is the backend")
+        from tests.commands.cli_helpers import write_toy_pretrainer_preset
+
+        root = self.get_temp_dir()
+        preset = write_toy_pretrainer_preset(root)[0]
+        output = os.path.join(root, "vectors.npy")
+        result = subprocess.run(
+            [sys.executable, "-c", _ENCODE, preset, output],
+            capture_output=True, text=True, timeout=600,
+            env={**os.environ, "KERAS_BACKEND": backend})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("TENSORFLOW False", result.stdout)
+        # The vectors of the layers' path, in this process.
+        from keras_bert import BertTextEmbedder
+
+        model = BertTextEmbedder.from_preset(preset)
+        original = bert_text_embedder_preprocessor.host_token_ids
+        bert_text_embedder_preprocessor.host_token_ids = lambda *_: None
+        try:
+            expected = model.encode(["w1 w2 w3 .", "w3 w2 ."])
+        finally:
+            bert_text_embedder_preprocessor.host_token_ids = original
+        np.testing.assert_allclose(np.load(output), expected, atol=1e-6)
