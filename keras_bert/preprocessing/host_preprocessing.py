@@ -9,7 +9,7 @@ cleaning, CJK splitting, lowercasing and accent stripping, punctuation
 splitting, greedy longest-match-first WordPiece); configured from a
 `BertTokenizer`'s settings it gives the same ids
 (tests/preprocessing/test_host_preprocessing.py compares them on SST-2,
-SQuAD and WikiText and on edge cases, for each setting).
+MRPC, CoNLL-2003 and SQuAD texts and on edge cases, for each setting).
 """
 
 import weakref
