@@ -76,8 +76,10 @@ def load_masked_lm(path):
                 "it is a bare encoder or a fine-tuned model. Use a "
                 "checkpoint saved with its pretraining heads."
             )
-        model = BertPretrainer.from_preset(path)
-    # The tokenizer from_preset attached, else the directory's (built once).
+        # No masked-LM preprocessor: fill-mask packs its texts itself, and
+        # the preprocessor's masker is TensorFlow state.
+        model = BertPretrainer.from_preset(path, preprocessor=None)
+    # The stored model's tokenizer, else the directory's.
     tokenizer = getattr(model.preprocessor, "tokenizer", None)
     return model, tokenizer or BertTokenizer.from_preset(path)
 

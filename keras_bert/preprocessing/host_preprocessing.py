@@ -14,6 +14,7 @@ MRPC, CoNLL-2003 and SQuAD texts and on edge cases, for each setting).
 
 import weakref
 
+import keras
 import numpy as np
 
 # tokenizer layer -> (its settings, the `tokenizers.Tokenizer` built on them)
@@ -78,6 +79,25 @@ def host_token_ids(tokenizer, texts):
     encodings = settings_and_built[1].encode_batch(
         list(texts), add_special_tokens=False)
     return [encoding.ids for encoding in encodings]
+
+
+def token_id_lists(tokenizer, texts):
+    """`tokenizer`'s ids of `texts` as lists of ints: by `host_token_ids`
+    under JAX and PyTorch (no TensorFlow import), by the layer under
+    TensorFlow or where `tokenizers` is not installed.
+
+    Example:
+    >>> tokenizer = keras_bert.BertTokenizer(
+    ...     ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "fox"])
+    >>> token_id_lists(tokenizer, ["the fox", "fox"])
+    [[5, 6], [6]]
+    """
+    texts = list(texts)
+    if keras.config.backend() != "tensorflow":
+        token_ids = host_token_ids(tokenizer, texts)
+        if token_ids is not None:
+            return token_ids
+    return [[int(i) for i in row] for row in tokenizer.tokenize(texts).to_list()]
 
 
 def pack_single_segments(token_ids, sequence_length, cls_token_id,

@@ -4,6 +4,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_bert.preprocessing.host_preprocessing import token_id_lists
+
 
 def fill_mask(model, tokenizer, text, top_k=5):
     """Predicts the tokens hidden behind each `[MASK]` in `text`.
@@ -78,8 +80,8 @@ def batch_mask_probabilities(model, tokenizer, texts, batch_size=64):
                 f"The text has no {mask} token to fill: {text!r}. Put "
                 f"{mask} where a word should be predicted."
             )
-    tokenized = tokenizer.tokenize(
-        [piece for pieces in split for piece in pieces]).to_list()
+    tokenized = token_id_lists(
+        tokenizer, [piece for pieces in split for piece in pieces])
     limit = model.backbone.max_sequence_length
     sequences, start = [], 0
     for pieces in split:

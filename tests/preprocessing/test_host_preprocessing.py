@@ -8,6 +8,7 @@ TensorFlow."""
 import os
 import subprocess
 import sys
+from unittest import mock
 
 import keras
 import numpy as np
@@ -16,10 +17,11 @@ import tensorflow as tf
 
 from keras_bert.preprocessing import BertPacker
 from keras_bert.preprocessing import BertTokenizer
+from keras_bert.preprocessing import host_preprocessing
 from keras_bert.preprocessing.host_preprocessing import host_token_ids
 from keras_bert.preprocessing.host_preprocessing import pack_single_segments
+from keras_bert.preprocessing.host_preprocessing import token_id_lists
 from keras_bert.preprocessing.tasks import BertTextEmbedderPreprocessor
-from keras_bert.preprocessing.tasks import bert_text_embedder_preprocessor
 from tests.preprocessing import parity_data
 from tests.test_case import TestCase
 from tests.test_case import to_numpy
@@ -105,30 +107,33 @@ class PackSingleSegmentsTest(TestCase):
 
 
 class PackTextsTest(TestCase):
-    def test_both_paths_give_the_same_rows(self):
+    def test_the_rows_of_the_layers(self):
         preprocessor = BertTextEmbedderPreprocessor(
             BertTokenizer(parity_data.MINILM_VOCABULARY), sequence_length=16)
         texts = ["a gripping film", "Crème brûlée " * 10, "東京", ""]
-        host, host_truncated = (
-            pack_single_segments(
-                host_token_ids(preprocessor.tokenizer, texts), 16,
-                preprocessor.tokenizer.cls_token_id,
-                preprocessor.tokenizer.sep_token_id,
-                preprocessor.tokenizer.pad_token_id),
-            1)
-        original = bert_text_embedder_preprocessor.host_token_ids
-        bert_text_embedder_preprocessor.host_token_ids = lambda *_: None
-        try:
-            layer, layer_truncated = preprocessor.pack_texts(texts)
-        finally:
-            bert_text_embedder_preprocessor.host_token_ids = original
-        ours, truncated = preprocessor.pack_texts(texts)
-        self.assertEqual((truncated, layer_truncated),
-                         (host_truncated, host_truncated))
-        for key in layer:
-            np.testing.assert_array_equal(ours[key], layer[key])
-            np.testing.assert_array_equal(host[key], layer[key])
-            self.assertEqual(ours[key].dtype, layer[key].dtype)
+        packer = BertPacker.from_tokenizer(
+            preprocessor.tokenizer, sequence_length=16, dynamic_padding=True)
+        expected = packer(preprocessor.tokenizer(texts))
+        packed, truncated = preprocessor.pack_texts(texts)
+        self.assertEqual(truncated, 1)
+        for key in ("token_ids", "segment_ids", "padding_mask"):
+            np.testing.assert_array_equal(packed[key],
+                                          to_numpy(expected[key]))
+            self.assertEqual(packed[key].dtype, np.int32)
+
+
+class TokenIdListsTest(TestCase):
+    def test_the_layers_ids_on_every_backend(self):
+        tokenizer = BertTokenizer(TOY_VOCABULARY)
+        texts = ["The quick Fox.", "", "thé 東京"]
+        self.assertEqual(token_id_lists(tokenizer, texts),
+                         layer_ids(tokenizer, texts))
+
+
+def layers_only():
+    """Within the block, token_id_lists takes the layer's path."""
+    return mock.patch.object(host_preprocessing, "host_token_ids",
+                             lambda *_: None)
 
 
 # Loads an embedder from a preset and encodes, then says whether
@@ -164,10 +169,6 @@ class WithoutTensorFlowTest(TestCase):
         from keras_bert import BertTextEmbedder
 
         model = BertTextEmbedder.from_preset(preset)
-        original = bert_text_embedder_preprocessor.host_token_ids
-        bert_text_embedder_preprocessor.host_token_ids = lambda *_: None
-        try:
+        with layers_only():
             expected = model.encode(["w1 w2 w3 .", "w3 w2 ."])
-        finally:
-            bert_text_embedder_preprocessor.host_token_ids = original
         np.testing.assert_allclose(np.load(output), expected, atol=1e-6)

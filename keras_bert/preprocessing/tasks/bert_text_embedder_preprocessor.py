@@ -1,9 +1,7 @@
 import keras
-import numpy as np
 
-from keras_bert.preprocessing.bert_packer import BertPacker
-from keras_bert.preprocessing.host_preprocessing import host_token_ids
 from keras_bert.preprocessing.host_preprocessing import pack_single_segments
+from keras_bert.preprocessing.host_preprocessing import token_id_lists
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
 from keras_bert.preprocessing.preprocessor import Preprocessor
 from keras_bert.preprocessing.tensorflow_modules import tf
@@ -91,28 +89,15 @@ class BertTextEmbedderPreprocessor(Preprocessor):
         most `sequence_length`); `num_truncated` counts the texts that had
         more tokens than fit. Under JAX and PyTorch the texts are
         tokenized by Hugging Face `tokenizers` (the same ids, and no
-        TensorFlow import for a short job; `host_preprocessing`) when it is
-        installed; under TensorFlow by the layer.
+        TensorFlow import; `host_preprocessing.token_id_lists`).
         """
-        texts = list(texts)
+        tokenizer = self.tokenizer
+        token_ids = token_id_lists(tokenizer, texts)
         budget = self.sequence_length - 2
-        token_ids = None
-        if keras.config.backend() != "tensorflow":
-            token_ids = host_token_ids(self.tokenizer, texts)
-        if token_ids is not None:
-            tokenizer = self.tokenizer
-            return pack_single_segments(
-                token_ids, self.sequence_length, tokenizer.cls_token_id,
-                tokenizer.sep_token_id, tokenizer.pad_token_id), sum(
-                    len(ids) > budget for ids in token_ids)
-        token_ids = self.tokenizer(tf.constant(texts, tf.string))
-        num_truncated = int(np.sum(token_ids.row_lengths().numpy() > budget))
-        packer = BertPacker.from_tokenizer(
-            self.tokenizer, sequence_length=self.sequence_length,
-            dynamic_padding=True)
-        packed = {key: keras.ops.convert_to_numpy(value)
-                  for key, value in packer(token_ids).items()}
-        return packed, num_truncated
+        packed = pack_single_segments(
+            token_ids, self.sequence_length, tokenizer.cls_token_id,
+            tokenizer.sep_token_id, tokenizer.pad_token_id)
+        return packed, sum(len(ids) > budget for ids in token_ids)
 
     def get_config(self):
         config = super().get_config()
