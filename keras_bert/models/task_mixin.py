@@ -290,7 +290,11 @@ class TaskMixin(TaskPresetsMixin, AdaptersMixin, AutoJitCompile):
         """
         if not self._takes_raw_input():
             return super().predict(x, batch_size=batch_size, **kwargs)
-        arrays = self._preprocessed_arrays(x)
+        # Strings packed without TensorFlow where the preprocessor can.
+        host_arrays = getattr(self.preprocessor, "host_arrays", None)
+        arrays = host_arrays(x) if host_arrays is not None else None
+        if arrays is None:
+            arrays = self._preprocessed_arrays(x)
         if arrays is not None and self.predicts_bucketed and not (
                 set(kwargs) - {"verbose"}):
             batch_size = batch_size or 32

@@ -13,33 +13,36 @@ def _as_ragged(segment):
     return tf.RaggedTensor.from_tensor(tf.convert_to_tensor(segment))
 
 
-def truncated_lengths(lengths, budget, truncate):
+def truncated_lengths(lengths, budget, truncate, xp=tf):
     """How many tokens of each segment to keep so that their sum <= budget.
 
     Args:
-        lengths: list of 1 or 2 int32 `[batch]` tensors.
+        lengths: list of 1 or 2 int32 `[batch]` tensors (or NumPy arrays,
+            with `xp=np`).
         budget: int, room left after the special tokens.
         truncate: "longest_first" or "waterfall" (see `BertPacker`).
+        xp: the module whose `minimum`, `maximum` and `where` compute it:
+            TensorFlow for the layer, NumPy for `host_preprocessing`.
     """
     if len(lengths) == 1:
-        return [tf.minimum(lengths[0], budget)]
+        return [xp.minimum(lengths[0], budget)]
     first, second = lengths
     if truncate == "waterfall":
-        keep_first = tf.minimum(first, budget)
-        return [keep_first, tf.minimum(second, budget - keep_first)]
+        keep_first = xp.minimum(first, budget)
+        return [keep_first, xp.minimum(second, budget - keep_first)]
     # Hugging Face tokenizers' LongestFirst, in closed form: the shorter
     # segment keeps its length when it fits in half the budget and the longer
     # takes the rest; otherwise both get half, and an odd leftover token goes
     # to the longer segment (to the second one on a tie).
-    short = tf.minimum(first, second)
-    keep_long = tf.where(short > budget, short, tf.maximum(short, budget - short))
+    short = xp.minimum(first, second)
+    keep_long = xp.where(short > budget, short, xp.maximum(short, budget - short))
     halve = short + keep_long > budget
-    keep_short = tf.where(halve, budget // 2, short)
-    keep_long = tf.where(halve, budget // 2 + budget % 2, keep_long)
+    keep_short = xp.where(halve, budget // 2, short)
+    keep_long = xp.where(halve, budget // 2 + budget % 2, keep_long)
     first_is_long = first > second
     return [
-        tf.minimum(first, tf.where(first_is_long, keep_long, keep_short)),
-        tf.minimum(second, tf.where(first_is_long, keep_short, keep_long)),
+        xp.minimum(first, xp.where(first_is_long, keep_long, keep_short)),
+        xp.minimum(second, xp.where(first_is_long, keep_short, keep_long)),
     ]
 
 

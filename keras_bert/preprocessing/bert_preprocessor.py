@@ -1,5 +1,8 @@
 import keras
 
+from keras_bert.preprocessing.host_preprocessing import MAX_EAGER_EXAMPLES
+from keras_bert.preprocessing.host_preprocessing import host_token_ids
+from keras_bert.preprocessing.host_preprocessing import pack_segments
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
 from keras_bert.preprocessing.preprocessor import Preprocessor
 
@@ -59,7 +62,46 @@ class BertPreprocessor(Preprocessor):
         packed = self.packer(token_ids)
         return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
 
+    def host_arrays(self, x):
+        """`self(x)` as NumPy int32 arrays, computed without TensorFlow
+        (`keras_bert.preprocessing.host_preprocessing`: the same ids and
+        rows), or None where that path does not apply: under TensorFlow,
+        without the `tokenizers` package, or for input other than one list
+        of strings or a tuple of two of the same length, of at most
+        `MAX_EAGER_EXAMPLES` each. `predict` on strings takes it first.
+
+        Example:
+        >>> preprocessor = keras_bert.BertPreprocessor(
+        ...     keras_bert.BertTokenizer(
+        ...         ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a"]),
+        ...     sequence_length=4)
+        >>> arrays = preprocessor.host_arrays(["a"])
+        >>> arrays is None or arrays["token_ids"].tolist() == [[2, 5, 3, 0]]
+        True
+        """
+        segments = x if isinstance(x, tuple) else (x,)
+        if (keras.config.backend() == "tensorflow"
+                or not 1 <= len(segments) <= 2
+                or not all(_strings(segment) for segment in segments)
+                or len({len(segment) for segment in segments}) != 1
+                or len(segments[0]) > MAX_EAGER_EXAMPLES):
+            return None
+        token_ids = [host_token_ids(self.tokenizer, segment)
+                     for segment in segments]
+        if token_ids[0] is None:
+            return None
+        tokenizer = self.tokenizer
+        return pack_segments(
+            token_ids, self.sequence_length, tokenizer.cls_token_id,
+            tokenizer.sep_token_id, tokenizer.pad_token_id,
+            truncate=self.truncate, dynamic_padding=self.dynamic_padding)
+
     def get_config(self):
         config = super().get_config()
         config["dynamic_padding"] = self.dynamic_padding
         return config
+
+
+def _strings(value):
+    return isinstance(value, list) and all(isinstance(item, str)
+                                           for item in value)

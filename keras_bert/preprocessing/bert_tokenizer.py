@@ -114,10 +114,10 @@ class BertTokenizer(PreprocessingLayer):
         if "tensorflow" in sys.modules:
             self._wordpiece_op = self._build_wordpiece()
 
-    @property
     def _wordpiece(self):
         # Built at the first TensorFlow call when TensorFlow was not loaded
-        # with the layer: building a model's preprocessor imports none.
+        # with the layer: building a model's preprocessor imports none. A
+        # method, not a property: Keras' saving reads every attribute.
         if self._wordpiece_op is None:
             with tf.init_scope():  # eager resources, even inside a trace
                 self._wordpiece_op = self._build_wordpiece()
@@ -229,7 +229,7 @@ class BertTokenizer(PreprocessingLayer):
         words = words.with_flat_values(
             self._mark_long_words(words.flat_values)[0]
         )
-        token_ids = self._wordpiece.tokenize(words).merge_dims(1, 2)
+        token_ids = self._wordpiece().tokenize(words).merge_dims(1, 2)
         return token_ids[0] if scalar else token_ids
 
     @tf_preprocessing
@@ -258,7 +258,7 @@ class BertTokenizer(PreprocessingLayer):
             normalized, self.split_cjk, self._special_pattern
         )
         marked, too_long = self._mark_long_words(words.flat_values)
-        token_ids, starts, ends = self._wordpiece.tokenize_with_offsets(
+        token_ids, starts, ends = self._wordpiece().tokenize_with_offsets(
             words.with_flat_values(marked)
         )
         starts, ends = bert_text_ops.piece_offsets_in_text(
@@ -306,7 +306,7 @@ class BertTokenizer(PreprocessingLayer):
         token_ids = tf.ragged.boolean_mask(
             token_ids, token_ids != self.pad_token_id
         )
-        text = self._wordpiece.detokenize(token_ids)
+        text = self._wordpiece().detokenize(token_ids)
         return text[0] if scalar else text
 
     # Presets and config --------------------------------------------------

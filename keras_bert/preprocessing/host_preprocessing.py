@@ -17,6 +17,12 @@ import weakref
 import keras
 import numpy as np
 
+from keras_bert.preprocessing.bert_packer import truncated_lengths
+
+# The most examples preprocessed at once, eagerly, before `predict` and
+# `evaluate` stream their input through `tf.data` instead.
+MAX_EAGER_EXAMPLES = 8192
+
 # tokenizer layer -> (its settings, the `tokenizers.Tokenizer` built on them)
 _BUILT = weakref.WeakKeyDictionary()
 
@@ -100,33 +106,50 @@ def token_id_lists(tokenizer, texts):
     return [[int(i) for i in row] for row in tokenizer.tokenize(texts).to_list()]
 
 
-def pack_single_segments(token_ids, sequence_length, cls_token_id,
-                         sep_token_id, pad_token_id):
-    """`[CLS] ids [SEP]` rows padded to the longest: what `BertPacker` with
-    `dynamic_padding=True` gives for one segment, as NumPy.
+def pack_segments(segments, sequence_length, cls_token_id, sep_token_id,
+                  pad_token_id, truncate="longest_first",
+                  dynamic_padding=False):
+    """`BertPacker`'s rows, as NumPy: `[CLS] A [SEP]` or `[CLS] A [SEP] B
+    [SEP]`, truncated by the same rule (`bert_packer.truncated_lengths`).
 
     Args:
-        token_ids: list of lists of int.
-        sequence_length: int. The longest row; longer segments lose their
-            end.
+        segments: a list of 1 or 2 segments, each a list with one list of
+            token ids per example.
+        sequence_length: int. The packed length (the longest with
+            `dynamic_padding`).
         cls_token_id, sep_token_id, pad_token_id: int.
+        truncate: "longest_first" or "waterfall".
+        dynamic_padding: bool. Pad to the longest row instead.
 
     Returns:
-        A dict of int32 arrays `(len(token_ids), longest row)`:
-        `token_ids`, `segment_ids` (zeros) and `padding_mask`.
+        A dict of int32 arrays `(examples, length)`: `token_ids`,
+        `segment_ids` and `padding_mask`.
 
     Example:
-    >>> packed = pack_single_segments([[5, 6, 7], [8]], 4, 101, 102, 0)
+    >>> packed = pack_segments([[[5, 6, 7], [8]]], 4, 101, 102, 0)
     >>> packed["token_ids"].tolist()
     [[101, 5, 6, 102], [101, 8, 102, 0]]
     """
-    budget = sequence_length - 2
-    rows = [[cls_token_id, *ids[:budget], sep_token_id] for ids in token_ids]
-    width = max(map(len, rows), default=2)
-    packed = np.full((len(rows), width), pad_token_id, "int32")
-    padding_mask = np.zeros((len(rows), width), "int32")
-    for index, row in enumerate(rows):
-        packed[index, :len(row)] = row
-        padding_mask[index, :len(row)] = 1
-    return {"token_ids": packed, "segment_ids": np.zeros_like(packed),
-            "padding_mask": padding_mask}
+    budget = sequence_length - len(segments) - 1
+    lengths = [np.array([len(ids) for ids in segment], "int32")
+               for segment in segments]
+    keep = truncated_lengths(lengths, budget, truncate, xp=np)
+    rows, segment_rows = [], []
+    for index, pieces in enumerate(zip(*segments)):
+        row, ids_of_segments = [cls_token_id], [0]
+        for number, ids in enumerate(pieces):
+            kept = list(ids[:int(keep[number][index])]) + [sep_token_id]
+            row += kept
+            ids_of_segments += [number] * len(kept)
+        rows.append(row)
+        segment_rows.append(ids_of_segments)
+    width = (max(map(len, rows), default=len(segments) + 1)
+             if dynamic_padding else sequence_length)
+    packed = {name: np.full((len(rows), width), fill, "int32") for name, fill
+              in (("token_ids", pad_token_id), ("segment_ids", 0),
+                  ("padding_mask", 0))}
+    for index, (row, segment_ids) in enumerate(zip(rows, segment_rows)):
+        packed["token_ids"][index, :len(row)] = row
+        packed["segment_ids"][index, :len(row)] = segment_ids
+        packed["padding_mask"][index, :len(row)] = 1
+    return packed

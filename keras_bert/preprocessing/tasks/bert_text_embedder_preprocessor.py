@@ -1,6 +1,6 @@
 import keras
 
-from keras_bert.preprocessing.host_preprocessing import pack_single_segments
+from keras_bert.preprocessing.host_preprocessing import pack_segments
 from keras_bert.preprocessing.host_preprocessing import token_id_lists
 from keras_bert.preprocessing.preprocessing_layer import tf_preprocessing
 from keras_bert.preprocessing.preprocessor import Preprocessor
@@ -94,9 +94,10 @@ class BertTextEmbedderPreprocessor(Preprocessor):
         tokenizer = self.tokenizer
         token_ids = token_id_lists(tokenizer, texts)
         budget = self.sequence_length - 2
-        packed = pack_single_segments(
-            token_ids, self.sequence_length, tokenizer.cls_token_id,
-            tokenizer.sep_token_id, tokenizer.pad_token_id)
+        packed = pack_segments(
+            [token_ids], self.sequence_length, tokenizer.cls_token_id,
+            tokenizer.sep_token_id, tokenizer.pad_token_id,
+            dynamic_padding=True)
         return packed, sum(len(ids) > budget for ids in token_ids)
 
     def get_config(self):
