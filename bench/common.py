@@ -171,6 +171,11 @@ class Worker:
         self._log.close()
 
 
+# Pause before a worker's turn, longer than the libraries' thread pools
+# keep spinning after work (Intel OpenMP's default block time is 0.2 s).
+SETTLE_SECONDS = 0.3
+
+
 def run_interleaved(workers, groups, rounds, calls, log=print):
     """Times every member of every group, interleaved, round after round.
 
@@ -205,6 +210,7 @@ def run_interleaved(workers, groups, rounds, calls, log=print):
             else:
                 log(f"  {group} {label}: ready in "
                     f"{time.perf_counter() - start:.1f}s")
+    previous = None
     for r in range(rounds):
         start = time.perf_counter()
         for group, members in groups.items():
@@ -213,6 +219,12 @@ def run_interleaved(workers, groups, rounds, calls, log=print):
                 entry = results[group][label]
                 if entry["error"]:
                     continue
+                if worker != previous:
+                    # The last worker's thread pools (OpenMP, OpenBLAS,
+                    # Eigen) spin for a while after their work and would
+                    # take cores from this one's first calls.
+                    time.sleep(SETTLE_SECONDS)
+                previous = worker
                 reply = workers[worker].request(case, calls)
                 if isinstance(reply, str):
                     entry["error"] = reply
