@@ -19,8 +19,16 @@ import numpy as np
 
 from keras_bert.preprocessing.bert_packer import truncated_lengths
 
-# The most examples preprocessed at once, eagerly, before `predict` and
-# `evaluate` stream their input through `tf.data` instead.
+# Up to this many examples, raw input (not a dataset) is preprocessed at
+# once, eagerly, for `predict` and `evaluate` (`task_dataset.
+# preprocessed_arrays`; `predict` first tries `BertPreprocessor.
+# host_arrays`). A new tf.data iterator instantiates
+# the preprocessing function again and TensorFlow optimizes its graph each
+# time, most of the time of a `predict` on one sentence, while eager
+# preprocessing of thousands of sentences takes a fraction of it
+# (docs/performance.md, "Predict latency on raw text"). The arrays of this
+# many examples of 512 tokens are 50 MB; larger inputs stream through
+# `tf.data`.
 MAX_EAGER_EXAMPLES = 8192
 
 # tokenizer layer -> (its settings, the `tokenizers.Tokenizer` built on them)

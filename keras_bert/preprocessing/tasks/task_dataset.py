@@ -16,14 +16,6 @@ from keras_bert.preprocessing.prefetch_for_fit import prefetch_for_fit
 from keras_bert.preprocessing.preprocessing_layer import convert_inputs
 
 DEFAULT_BATCH_SIZE = 32
-# Up to MAX_EAGER_EXAMPLES examples, raw input (not a dataset) is
-# preprocessed at once, eagerly, for `predict` and `evaluate`. A new
-# tf.data iterator instantiates the preprocessing function again and
-# TensorFlow optimizes its graph each time, most of the time of a `predict`
-# on one sentence, while eager preprocessing of thousands of sentences
-# takes a fraction of it (docs/performance.md, "Predict latency on raw
-# text"). The arrays of this many examples of 512 tokens are 50 MB; larger
-# inputs stream through `tf.data`.
 
 
 def preprocessed_dataset(preprocessor, x, y=None, sample_weight=None,
