@@ -1,4 +1,5 @@
-import sys
+import collections.abc
+import types
 
 import keras
 
@@ -87,8 +88,12 @@ class BertTokenizer(PreprocessingLayer):
         self.special_tokens_in_strings = special_tokens_in_strings
 
         vocabulary = vocabulary_io.load_vocabulary(vocabulary)
-        self._vocabulary = tuple(vocabulary)
-        self._ids = {token: index for index, token in enumerate(vocabulary)}
+        # Read-only containers that Keras' and TensorFlow's attribute
+        # tracking pass over: a tuple or dict attribute is walked token by
+        # token when it is set.
+        self._vocabulary = _Tokens(vocabulary)
+        self._ids = types.MappingProxyType(
+            {token: index for index, token in enumerate(vocabulary)})
         special = {name: getattr(self, name) for name in
                    vocabulary_io.SPECIAL_TOKEN_ARGS}
         missing = {k: v for k, v in special.items() if v not in self._ids}
@@ -111,12 +116,11 @@ class BertTokenizer(PreprocessingLayer):
             if special_tokens_in_strings else None
         )
         self._wordpiece_op = None
-        if "tensorflow" in sys.modules:
-            self._wordpiece_op = self._build_wordpiece()
 
     def _wordpiece(self):
-        # Built at the first TensorFlow call when TensorFlow was not loaded
-        # with the layer: building a model's preprocessor imports none. A
+        # Built at the first TensorFlow call: building a model's
+        # preprocessor imports no TensorFlow and builds no op that a job
+        # tokenizing on the host (`host_preprocessing`) never calls. A
         # method, not a property: Keras' saving reads every attribute.
         if self._wordpiece_op is None:
             with tf.init_scope():  # eager resources, even inside a trace
@@ -373,3 +377,19 @@ class BertTokenizer(PreprocessingLayer):
             }
         )
         return config
+
+
+
+class _Tokens(collections.abc.Sequence):
+    # Not a tuple: Keras' tracking and its saving walk tuples element by
+    # element (and TensorFlow's checks every element of one).
+    __slots__ = ("_tokens",)
+
+    def __init__(self, tokens):
+        self._tokens = tuple(tokens)
+
+    def __len__(self):
+        return len(self._tokens)
+
+    def __getitem__(self, index):
+        return self._tokens[index]

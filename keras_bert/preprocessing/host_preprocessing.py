@@ -14,7 +14,6 @@ MRPC, CoNLL-2003 and SQuAD texts and on edge cases, for each setting).
 
 import weakref
 
-import keras
 import numpy as np
 
 from keras_bert.preprocessing.bert_packer import truncated_lengths
@@ -97,8 +96,8 @@ def host_token_ids(tokenizer, texts):
 
 def token_id_lists(tokenizer, texts):
     """`tokenizer`'s ids of `texts` as lists of ints: by `host_token_ids`
-    under JAX and PyTorch (no TensorFlow import), by the layer under
-    TensorFlow or where `tokenizers` is not installed.
+    (no TensorFlow import, no graph op built), by the layer where
+    `tokenizers` is not installed.
 
     Example:
     >>> tokenizer = keras_bert.BertTokenizer(
@@ -107,10 +106,9 @@ def token_id_lists(tokenizer, texts):
     [[5, 6], [6]]
     """
     texts = list(texts)
-    if keras.config.backend() != "tensorflow":
-        token_ids = host_token_ids(tokenizer, texts)
-        if token_ids is not None:
-            return token_ids
+    token_ids = host_token_ids(tokenizer, texts)
+    if token_ids is not None:
+        return token_ids
     return [[int(i) for i in row] for row in tokenizer.tokenize(texts).to_list()]
 
 

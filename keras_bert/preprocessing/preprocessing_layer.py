@@ -15,8 +15,8 @@ is, so the same layer works eagerly, in `tf.data.Dataset.map`, and inside a
 
 TensorFlow is imported at a layer's first TensorFlow call, not when the
 layer is built (`tensorflow_modules`): a model's preprocessor costs no
-TensorFlow import until it runs, and a text embedder's short jobs under
-JAX and PyTorch never run it (`host_preprocessing`).
+TensorFlow import until it runs, and the short jobs on strings
+(`predict`, `encode`, fill-mask) never run it (`host_preprocessing`).
 """
 
 import functools

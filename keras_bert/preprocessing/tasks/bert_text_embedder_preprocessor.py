@@ -87,9 +87,9 @@ class BertTextEmbedderPreprocessor(Preprocessor):
 
         `packed` holds NumPy int32 arrays (padded to the longest row, at
         most `sequence_length`); `num_truncated` counts the texts that had
-        more tokens than fit. Under JAX and PyTorch the texts are
-        tokenized by Hugging Face `tokenizers` (the same ids, and no
-        TensorFlow import; `host_preprocessing.token_id_lists`).
+        more tokens than fit. The texts are tokenized by Hugging Face
+        `tokenizers` (the same ids, and no TensorFlow import;
+        `host_preprocessing.token_id_lists`).
         """
         tokenizer = self.tokenizer
         token_ids = token_id_lists(tokenizer, texts)
