@@ -10,15 +10,16 @@ failure is one line on stderr, with its traceback only under `--verbose`
 memory for reuse (`tune_malloc`; `KERAS_BERT_TUNE_MALLOC=0` keeps glibc's
 defaults), a setting of the whole process that the package leaves to its
 programs; and without the modules Keras imports but the command never uses
-(`commands/kept_out_modules.py`).
+(`commands/kept_out_modules.py`). The program (`program`, not `main`)
+ends without the interpreter's teardown (`commands/program_exit.py`).
 """
 
 import argparse
 import importlib
-import sys
 
 from keras_bert.commands.command_errors import run_command
 from keras_bert.commands.kept_out_modules import command_kept_out
+from keras_bert.commands.program_exit import exit_program
 from keras_bert.memory import tune_malloc_unless_opted_out
 
 # Sub-command modules in the order `keras-bert --help` lists them.
@@ -71,5 +72,11 @@ def main(argv=None):
         return run_command(args)
 
 
+def program():
+    """The `keras-bert` program: `main` on `sys.argv`, then the process
+    ends without the interpreter's teardown (`commands/program_exit.py`)."""
+    exit_program(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    program()

@@ -28,4 +28,7 @@ Modules, one concern each:
   the multi-tensor `_foreach` ops, `torch._dynamo`).
 * `torch_int8_kernels`: faster kernels for Keras' int8 products on
   PyTorch, only while keras_bert's own quantized layers run.
+* `process_exit`: the `atexit` functions run before the `keras-bert`
+  program ends without the interpreter's teardown (CPython's, not a
+  framework's).
 """
