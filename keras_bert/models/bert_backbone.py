@@ -2,8 +2,8 @@ import os
 import warnings
 
 import keras
-from keras import ops
 
+from keras_bert import torch_int8
 from keras_bert._compat.model_compile import AutoJitCompile
 from keras_bert.checkpoints.backbone_arguments import check_backbone_arguments
 from keras_bert.checkpoints.known_checkpoints import KNOWN_CHECKPOINTS
@@ -18,7 +18,9 @@ from keras_bert.layers.bert_initializer import BertInitializer
 from keras_bert.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_bert.models.adapters_mixin import AdaptersMixin
 from keras_bert.models.bucketed_inference import predict_bucketed
-from keras_bert.models.encoder_stack import run_encoder
+from keras_bert.models.encoder_stack import backbone_outputs
+from keras_bert.models.encoder_stack import direct_forward
+from keras_bert.models.encoder_stack import runs_direct_forward
 from keras_bert.models.lora import enable_lora
 from keras_bert.models.lora import lora_layers
 from keras_bert.models.xla_default import xla_by_default
@@ -153,19 +155,9 @@ class BertBackbone(AdaptersMixin, FastTorchInt8, AutoJitCompile, keras.Model):
             name: keras.Input(shape=(None,), dtype="int32", name=name)
             for name in PACKED_INPUTS
         }
-        x, hidden_states, attentions = run_encoder(
-            (embeddings, blocks, final_layer_norm),
-            inputs["token_ids"], inputs["segment_ids"],
-            padding_mask=inputs["padding_mask"],
-            return_attention_scores=output_attentions)
-        outputs = {
-            "sequence_output": x,
-            "pooled_output": pooler(x[:, 0, :]),
-        }
-        if output_hidden_states:
-            outputs["hidden_states"] = hidden_states
-        if output_attentions:
-            outputs["attentions"] = attentions
+        outputs = backbone_outputs(
+            (embeddings, blocks, final_layer_norm), pooler, inputs,
+            output_hidden_states, output_attentions)
         super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
         if dtype is not None:
             # A Functional model drops `dtype`; its config must keep it, or
@@ -191,6 +183,16 @@ class BertBackbone(AdaptersMixin, FastTorchInt8, AutoJitCompile, keras.Model):
         self.transformer_layers = blocks
         self.final_layer_norm = final_layer_norm
         self.pooler = pooler
+
+    def call(self, inputs, training=None, mask=None, **kwargs):
+        # On PyTorch, the code that built the graph instead of a walk of
+        # it (`encoder_stack.runs_direct_forward`), with the int8 kernels
+        # `FastTorchInt8.call` gives the walk.
+        if not runs_direct_forward(inputs, mask, kwargs):
+            return super().call(inputs, training=training, mask=mask,
+                                **kwargs)
+        with torch_int8.use_fast_torch_int8(self):
+            return direct_forward(self, inputs, training=training)
 
     @property
     def token_embedding(self):
