@@ -90,10 +90,10 @@ def runs_direct_forward(inputs, mask, kwargs):
 
     PyTorch runs a forward eagerly, and a Functional model's call walks
     its graph with Keras' per-call work around every layer in it (input
-    checks, dtype and name scopes): Python between the kernels, during
-    which PyTorch's worker threads go idle and must be woken for the
-    next one. The other backends trace the graph once per compiled
-    program, where that work costs nothing per call.
+    conversion, argument binding, dtype and name scopes, structure
+    flattening): Python between the kernels on every call. The other
+    backends trace the graph once per compiled program, where that work
+    costs nothing per call.
     """
     # Keras passes `mask` as one None per input when no input has a mask.
     return (keras.config.backend() == "torch"
