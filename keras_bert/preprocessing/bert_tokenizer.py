@@ -379,7 +379,6 @@ class BertTokenizer(PreprocessingLayer):
         return config
 
 
-
 class _Tokens(collections.abc.Sequence):
     # Not a tuple: Keras' tracking and its saving walk tuples element by
     # element (and TensorFlow's checks every element of one).
