@@ -21,6 +21,11 @@ memory that `torch.nn.Linear`-based models (transformers) do not pay:
 * Keras' `ops.layer_normalization` casts bfloat16 and float16 inputs to
   float32 and the result back; PyTorch's `layer_norm` accumulates in
   float32 itself.
+* Keras' per-call Python: `ops.convert_to_tensor` of every argument and
+  `ops.reshape`'s search for symbolic tensors take longer than a short
+  input's kernels. Inside a layer's call the arguments are tensors and
+  variables already (`_torch_tensors`), and a tensor reshapes itself
+  (`reshape`).
 
 PyTorch's private kernels (oneDNN's linear) are reached through
 `keras_bert._compat.torch_ops`, which falls back to public ones.
@@ -119,14 +124,34 @@ def layer_norm(inputs, gamma, beta, epsilon):
     # Only reached under the torch backend, whose tensors these are.
     import torch
 
-    inputs = ops.convert_to_tensor(inputs)
-    gamma, beta = ops.convert_to_tensor(gamma), ops.convert_to_tensor(beta)
+    inputs, gamma, beta = _torch_tensors(inputs, gamma, beta)
     # The parameter dtypes PyTorch's kernel takes for these inputs.
     if not (gamma.dtype == beta.dtype
             and gamma.dtype in (inputs.dtype, torch.float32)):
         return None
     return torch.nn.functional.layer_norm(inputs, (inputs.shape[-1],),
                                           gamma, beta, epsilon)
+
+
+def reshape(x, shape):
+    """`ops.reshape(x, shape)`; a PyTorch tensor's own `reshape` on PyTorch.
+
+    Keras' `ops.reshape` checks its arguments for symbolic tensors first,
+    which on PyTorch takes longer than a small tensor's reshape (a view);
+    the attention reshapes twice a layer. Symbolic tensors and the other
+    backends (whose compilers trace it once) take `ops.reshape`.
+
+    Args:
+        x: tensor.
+        shape: tuple of ints (one may be -1).
+
+    Example:
+    >>> tuple(reshape(ops.ones((2, 6)), (2, 3, 2)).shape)
+    (2, 3, 2)
+    """
+    if keras.config.backend() == "torch" and ops.is_tensor(x):
+        return x.reshape(shape)
+    return ops.reshape(x, shape)
 
 
 @functools.cache
@@ -153,12 +178,10 @@ def _torch_dense(inputs, kernel, bias):
     # Only reached under the torch backend, whose tensors these are.
     import torch
 
-    # Variables go through Keras' conversion so that a mixed-precision
-    # layer's autocast applies; `.t()` is a view, read transposed. A kernel
-    # of more axes is the same GEMM on its output axes merged; torch's own
-    # reshapes (views) skip `ops.reshape`'s per-call Python.
-    inputs = ops.convert_to_tensor(inputs)
-    kernel, bias = ops.convert_to_tensor(kernel), ops.convert_to_tensor(bias)
+    # `.t()` is a view, read transposed. A kernel of more axes is the same
+    # GEMM on its output axes merged; torch's own reshapes (views) skip
+    # `ops.reshape`'s per-call Python.
+    inputs, kernel, bias = _torch_tensors(inputs, kernel, bias)
     output_shape = (*inputs.shape[:-1], *kernel.shape[1:])
     kernel, bias = kernel.reshape(kernel.shape[0], -1), bias.reshape(-1)
     # oneDNN's linear has no gradient (its inputs' `.grad` stays None), and
@@ -174,16 +197,28 @@ def _torch_dense(inputs, kernel, bias):
                                       bias).reshape(output_shape)
 
 
+def _torch_tensors(*values):
+    # A variable's `.value` is the tensor Keras' `convert_to_tensor` gives
+    # for it (the autocast scope applied), and a tensor inside a layer's
+    # call is already on the layer's device: Keras' conversion of every
+    # argument is left for what is neither, such as NumPy arrays.
+    import torch  # only reached under the torch backend
+
+    return [value.value if isinstance(value, keras.Variable)
+            else value if isinstance(value, torch.Tensor)
+            else ops.convert_to_tensor(value) for value in values]
+
+
 def _torch_attention(query, key, value, mask, scale):
     # Only reached under the torch backend, whose tensors these are.
     import torch
 
-    query, key, value = (ops.convert_to_tensor(x).transpose(1, 2)
-                         for x in (query, key, value))
+    query, key, value = (x.transpose(1, 2) for x in _torch_tensors(
+        query, key, value))
     if mask is not None:
         dtype_name = keras.backend.standardize_dtype(query.dtype)
         masked = _MASKED_LOGIT.get(dtype_name, _MASKED_LOGIT_DEFAULT)
-        mask = torch.where(ops.convert_to_tensor(mask), 0.0,
+        mask = torch.where(*_torch_tensors(mask), 0.0,
                            masked).to(query.dtype)
     outputs = torch.nn.functional.scaled_dot_product_attention(
         query, key, value, attn_mask=mask, scale=scale)

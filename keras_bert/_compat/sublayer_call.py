@@ -17,6 +17,8 @@ since 3.10.0). Fallback, where any of them is gone: every call goes
 through `Layer.__call__`.
 """
 
+import functools
+
 import keras
 
 try:
@@ -86,10 +88,12 @@ def call_adds_nothing(layer, inputs, kwargs):
             or getattr(layer, "_remat_mode", None) is not None
             or layer.activity_regularizer is not None
             or not keras.ops.is_tensor(inputs)
-            or get_keras_mask(inputs) is not None
-            or not all(_needs_no_cast(layer, value)
-                       for value in (inputs, *kwargs.values()))):
+            or get_keras_mask(inputs) is not None):
         return False
+    input_dtype = layer.input_dtype
+    for value in (inputs, *kwargs.values()):
+        if not _needs_no_cast(input_dtype, value):
+            return False
     # The rule `Layer.__call__` follows to enter a new autocast scope.
     scope = get_autocast_scope()
     if scope is None:
@@ -98,10 +102,17 @@ def call_adds_nothing(layer, inputs, kwargs):
             and scope.dtype == layer.compute_dtype)
 
 
-def _needs_no_cast(layer, value):
+def _needs_no_cast(input_dtype, value):
     # `__call__` casts floating tensors to the input dtype; masks, flags
     # and None pass as they are.
     if not keras.ops.is_tensor(value):
         return value is None or isinstance(value, (bool, int, float, str))
-    dtype = keras.backend.standardize_dtype(value.dtype)
-    return dtype == layer.input_dtype or not is_float_dtype(dtype)
+    return _float_dtype_name(value.dtype) in (None, input_dtype)
+
+
+@functools.cache
+def _float_dtype_name(dtype):
+    # Keras' name of a floating tensor dtype, None for other dtypes: asked
+    # for every argument of every sub-layer call, and there are few dtypes.
+    name = keras.backend.standardize_dtype(dtype)
+    return name if is_float_dtype(name) else None

@@ -98,7 +98,7 @@ class MultiHeadSelfAttention(DirectSublayerCall, keras.layers.Layer):
         return_attention_scores=False,
     ):
         batch, length = ops.shape(inputs)[0], ops.shape(inputs)[1]
-        qkv = ops.reshape(
+        qkv = fused_ops.reshape(
             self.query_key_value(self._projection_input(inputs)),
             (batch, length, 3, self.num_heads, self.head_dim),
         )
@@ -116,7 +116,7 @@ class MultiHeadSelfAttention(DirectSublayerCall, keras.layers.Layer):
             output = fused_ops.dot_product_attention(
                 query, key, value, mask, scale=1.0 / math.sqrt(self.head_dim)
             )
-        output = ops.reshape(output, (batch, length, self.hidden_dim))
+        output = fused_ops.reshape(output, (batch, length, self.hidden_dim))
         output = self.output_dense(output)
         if return_attention_scores:
             return output, scores
