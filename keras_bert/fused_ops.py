@@ -26,6 +26,9 @@ memory that `torch.nn.Linear`-based models (transformers) do not pay:
   input's kernels. Inside a layer's call the arguments are tensors and
   variables already (`_torch_tensors`), and a tensor reshapes itself
   (`reshape`).
+* For inference on short unpadded rows, a whole encoder block is one
+  call of PyTorch's fused encoder kernel (`encoder_block`), with no
+  Python between its kernels.
 
 PyTorch's private kernels (oneDNN's linear) are reached through
 `keras_bert._compat.torch_ops`, which falls back to public ones.
@@ -40,6 +43,12 @@ import keras
 from keras import ops
 
 from keras_bert._compat import torch_ops
+
+# The longest rows `encoder_block` gives PyTorch's fused kernel: measured
+# in docs/performance.md ("PyTorch's fused encoder kernel").
+FUSED_BLOCK_MAX_LENGTH = 256
+# The activations PyTorch's fused encoder kernel computes: `use_gelu`.
+_FUSED_ACTIVATIONS = {"gelu": True, "gelu_exact": True, "relu": False}
 
 # Keras' large negative logit for masked keys (float16 has a smaller range):
 # finite, so a query whose keys are all padding gets uniform weights, not NaN.
@@ -131,6 +140,70 @@ def layer_norm(inputs, gamma, beta, epsilon):
         return None
     return torch.nn.functional.layer_norm(inputs, (inputs.shape[-1],),
                                           gamma, beta, epsilon)
+
+
+def encoder_block(inputs, padding_mask, weights, num_heads, activation,
+                  normalize_first, epsilon):
+    """A BERT encoder block for inference in PyTorch's fused kernel, or
+    None where that kernel does not apply, for the caller to run its layers.
+
+    On PyTorch, without gradients, on the CPU, in float32 and with no
+    padded token, the block is one call of the kernel
+    `torch.nn.TransformerEncoderLayer` runs in `eval()`
+    (`keras_bert._compat.torch_ops.encoder_layer`): no Python between its
+    dozen kernels, which is most of a short input's time, and the
+    residual adds inside the projections' epilogues. The results agree
+    with the separate kernels to float32 rounding, not bit for bit. The
+    kernel's attention holds every (query, key) score where SDPA works in
+    blocks: past `FUSED_BLOCK_MAX_LENGTH` tokens a row, and with padding
+    (a masked softmax), it is slower than the layers (docs/performance.md,
+    "PyTorch's fused encoder kernel"), which then run.
+
+    Args:
+        inputs: tensor `(batch, length, hidden)`.
+        padding_mask: `(batch, length)`, 1 for real tokens, or None.
+        weights: the block's 12 variables in Keras' layouts: QKV kernel
+            `(hidden, 3, hidden)` and bias `(3, hidden)`, attention output
+            kernel and bias, first LayerNorm's gamma and beta,
+            intermediate kernel and bias, output kernel and bias, second
+            LayerNorm's gamma and beta.
+        num_heads: int.
+        activation: str, the feed-forward activation's name.
+        normalize_first: bool. Pre-norm instead of post-norm.
+        epsilon: float. Both LayerNorms' epsilon.
+
+    Returns:
+        The block's output, or None.
+    """
+    use_gelu = _FUSED_ACTIVATIONS.get(activation)
+    if keras.config.backend() != "torch" or use_gelu is None:
+        return None
+    # Only reached under the torch backend, whose tensors these are.
+    import torch
+
+    if (torch.is_grad_enabled() or torch_ops.is_compiling()
+            or not ops.is_tensor(inputs) or inputs.device.type != "cpu"
+            or inputs.dtype != torch.float32 or inputs.ndim != 3
+            or inputs.shape[1] > FUSED_BLOCK_MAX_LENGTH):
+        return None
+    weights = _torch_tensors(*weights)
+    if any(w.dtype != torch.float32 for w in weights):
+        return None
+    if padding_mask is not None and not bool(
+            torch.all(*_torch_tensors(padding_mask))):
+        return None
+    hidden = inputs.shape[-1]
+    (qkv_kernel, qkv_bias, attention_kernel, attention_bias, gamma1, beta1,
+     intermediate_kernel, intermediate_bias, output_kernel, output_bias,
+     gamma2, beta2) = weights
+    # `(out, in)` views of Keras' `(in, out)` kernels, read transposed.
+    return torch_ops.encoder_layer(
+        inputs, num_heads,
+        (qkv_kernel.reshape(hidden, -1).t(), qkv_bias.reshape(-1),
+         attention_kernel.t(), attention_bias, gamma1, beta1,
+         intermediate_kernel.t(), intermediate_bias, output_kernel.t(),
+         output_bias, gamma2, beta2),
+        use_gelu, normalize_first, epsilon)
 
 
 def reshape(x, shape):

@@ -1,5 +1,6 @@
 import keras
 
+from keras_bert import fused_ops
 from keras_bert.layers.activations import get_activation
 from keras_bert.layers.bert_initializer import BertInitializer
 from keras_bert.layers.dropout import dropout
@@ -117,6 +118,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
         training=None,
         return_attention_scores=False,
     ):
+        if not (training or return_attention_scores
+                or attention_mask is not None):
+            fused = self._fused_inference(inputs, padding_mask)
+            if fused is not None:
+                return fused
         x = inputs
         if self.normalize_first:
             x = self.attention_layer_norm(x)
@@ -143,6 +149,27 @@ class TransformerEncoderBlock(keras.layers.Layer):
         if return_attention_scores:
             return x, scores
         return x
+
+    def _fused_inference(self, inputs, padding_mask):
+        # The block in PyTorch's fused inference kernel where that applies
+        # (`fused_ops.encoder_block`: PyTorch, no gradients, CPU, float32,
+        # no padding), else None. Quantized and LoRA projections, and
+        # LayerNorms without both scale and offset, keep their own calls.
+        dense = (self.attention.query_key_value, self.attention.output_dense,
+                 self.intermediate_dense, self.output_dense)
+        norms = (self.attention_layer_norm, self.output_layer_norm)
+        if (any(layer.quantization_mode is not None or layer.lora_enabled
+                for layer in dense)
+                or any(norm.gamma is None or norm.beta is None
+                       or norm.rms_scaling for norm in norms)):
+            return None
+        weights = (dense[0].kernel, dense[0].bias, dense[1].kernel,
+                   dense[1].bias, norms[0].gamma, norms[0].beta,
+                   dense[2].kernel, dense[2].bias, dense[3].kernel,
+                   dense[3].bias, norms[1].gamma, norms[1].beta)
+        return fused_ops.encoder_block(
+            inputs, padding_mask, weights, self.num_heads, self.activation,
+            self.normalize_first, self.layer_norm_epsilon)
 
     def compute_output_spec(self, inputs, padding_mask=None,
                             attention_mask=None, training=None,
