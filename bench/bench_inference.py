@@ -22,6 +22,10 @@ setting:
   TensorFlow also with `jit_compile=True` ("tensorflow+xla") for fairness.
 * transformers: `BertModel.from_pretrained(dir)` eager PyTorch (SDPA
   attention) under `torch.inference_mode()`.
+* `--torch-ceiling` adds what PyTorch's own kernels reach on the same
+  model: transformers `torch.compile`d ("transformers/torch+compile") and
+  the same blocks in `torch.nn.TransformerEncoderLayer` on PyTorch's fused
+  inference kernel ("pytorch/torch", `bench/torch_encoder_runtime.py`).
 * GEMM ceiling: the four weight GEMMs of one layer at the same token count,
   in NumPy, PyTorch (its `mm`, and oneDNN's linear kernel: "gemm/onednn"),
   JAX, TensorFlow and XLA-compiled TensorFlow ("gemm/tensorflow+xla",
@@ -48,12 +52,14 @@ figures on a shared machine, and "cpu / wall" stays at or below 1.
 """
 
 import argparse
+import collections
 import statistics
 import time
 
 from bench import common
 from bench import flops
 from bench.keras_runtime import KerasRuntime
+from bench.torch_encoder_runtime import TorchEncoderRuntime
 from bench.transformers_runtime import TransformersRuntime
 
 BACKENDS = ("jax", "tensorflow", "torch")
@@ -69,8 +75,11 @@ BASELINES = ("fused", "calls")
 
 
 def make_prepare(worker):
-    runtime = TransformersRuntime() if worker == "transformers" else (
-        KerasRuntime())
+    if worker == "transformers":
+        runtimes = {"transformers": TransformersRuntime(),
+                    "pytorch": TorchEncoderRuntime()}
+    else:
+        runtimes = collections.defaultdict(KerasRuntime)
     config = common.read_config(common.minilm_dir())
 
     def prepare(case):
@@ -78,7 +87,7 @@ def make_prepare(worker):
             return flops.gemm_callable(
                 case["variant"], case["dtype"], case["batch"] * case["length"],
                 config["hidden_size"], config["intermediate_size"])
-        return runtime.forward(case)
+        return runtimes[case["library"]].forward(case)
 
     return prepare
 
@@ -94,7 +103,8 @@ def worker_for(label):
         # call in the same process (PyTorch's GEMM timed right after
         # NumPy's ran at a quarter of its speed).
         return "numpy"
-    if library == "transformers" or label in ("gemm/torch", "gemm/onednn"):
+    if library in ("transformers", "pytorch") or label in (
+            "gemm/torch", "gemm/onednn"):
         return "transformers"
     return "keras-" + runtime.split("+")[0]
 
@@ -109,8 +119,10 @@ def case_for(label, dtype, batch, length):
 
 
 def inference_labels(backends, torch_compile, fused_baseline=False,
-                     calls_baseline=False):
+                     calls_baseline=False, torch_ceiling=False):
     labels = [REFERENCE]
+    if torch_ceiling:
+        labels += ["transformers/torch+compile", "pytorch/torch"]
     for backend in backends:
         labels.append(f"keras_bert/{backend}")
         if backend == "torch" and torch_compile:
@@ -138,7 +150,7 @@ def own_gemm_labels(label):
     and XLA-compiled TensorFlow's own, PyTorch's two kernels."""
     library, runtime = label.split("/")
     backend = runtime.split("+")[0]
-    if library == "transformers" or backend == "torch":
+    if backend == "torch":
         return ("gemm/torch", "gemm/onednn")
     if backend == "tensorflow":
         xla = library == "keras_bert" or runtime.endswith("+xla")
@@ -284,6 +296,10 @@ def main():
     parser.add_argument("--calls-baseline", action="store_true",
                         help="also time keras_bert on torch with every "
                         "sub-layer called through Keras' Layer.__call__")
+    parser.add_argument("--torch-ceiling", action="store_true",
+                        help="also time transformers torch.compile'd and "
+                        "the same BERT on PyTorch's fused encoder kernel "
+                        "(bench/torch_encoder_runtime.py)")
     parser.add_argument("--threads", type=int,
                         help="threads per worker (default: the libraries' "
                         "own, all cores)")
@@ -302,7 +318,8 @@ def main():
         for batch, length in parse_shapes(args.shapes):
             labels = inference_labels(backends, args.torch_compile,
                                       args.fused_baseline,
-                                      args.calls_baseline)
+                                      args.calls_baseline,
+                                      args.torch_ceiling)
             labels += gemm_labels(backends, dtype)
             groups[f"{dtype}@{batch}x{length}"] = [
                 (label, worker_for(label), case_for(label, dtype, batch, length))
