@@ -46,7 +46,7 @@ from keras_bert._compat import torch_ops
 
 # The longest rows `encoder_block` gives PyTorch's fused kernel: measured
 # in docs/performance.md ("PyTorch's fused encoder kernel").
-FUSED_BLOCK_MAX_LENGTH = 256
+FUSED_BLOCK_MAX_LENGTH = 128
 # The activations PyTorch's fused encoder kernel computes: `use_gelu`.
 _FUSED_ACTIVATIONS = {"gelu": True, "gelu_exact": True, "relu": False}
 
