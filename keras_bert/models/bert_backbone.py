@@ -396,8 +396,10 @@ class BertBackbone(AdaptersMixin, FastTorchInt8, AutoJitCompile, keras.Model):
             batch_size: int. Rows per model call.
             bucket_lengths: list of int or None. Allowed padded lengths;
                 None means multiples of 8 up to 64, of 16 up to 128,
-                then of 32 (`bucketed_inference.default_bucket_lengths`).
-                The input length is always the last bucket.
+                then of 32 (`bucketed_inference.default_bucket_lengths`),
+                and on eager PyTorch (nothing compiled per shape) each
+                batch's longest row. The input length is always the last
+                bucket.
 
         Returns:
             The model's outputs as NumPy, in input order and at the input

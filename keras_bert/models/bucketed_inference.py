@@ -55,6 +55,8 @@ def predict_bucketed(model, x, batch_size=32, bucket_lengths=None,
     # Last real position + 1, so a mask with holes is never cut short.
     lengths = np.where(mask.any(axis=1),
                        length - np.argmax(mask[:, ::-1], axis=1), 1)
+    if bucket_lengths is None and compiles_no_shapes(model):
+        bucket_lengths = range(1, length)  # each batch to its longest row
     bucket_lengths = resolve_bucket_lengths(model, bucket_lengths)
     buckets = sorted({b for b in bucket_lengths if b < length} | {length})
     order = np.argsort(lengths, kind="stable")
@@ -103,6 +105,14 @@ def progress_bar(total, batch_size, verbose, unit_name="step"):
         verbose = total > batch_size
     return keras.utils.Progbar(total, unit_name=unit_name) if (
         verbose and total) else None
+
+
+def compiles_no_shapes(model):
+    """Whether `model` runs every batch shape without compiling it: eager
+    PyTorch. Buckets then save no compilation, and padding a batch past
+    its longest row is only work (and keeps a lone row from PyTorch's
+    fused encoder kernel, which takes unpadded rows)."""
+    return keras.config.backend() == "torch" and not model.jit_compile
 
 
 def resolve_bucket_lengths(model, bucket_lengths):
