@@ -64,7 +64,10 @@ def worker(repeats):
                                   max_length=128, return_tensors="pt"))
 
     def run_pipeline(texts):
-        with mock.patch.object(task_dataset, "MAX_EAGER_EXAMPLES", 0):
+        # Neither the host tokenizer nor the arrays path: `tf.data`.
+        with mock.patch.object(task_dataset, "MAX_EAGER_EXAMPLES", 0), \
+                mock.patch.object(model.preprocessor, "host_arrays",
+                                  lambda x: None):
             model.predict(texts, verbose=0)
 
     cases = {}
