@@ -116,6 +116,24 @@ class TestCase(unittest.TestCase):
             value = np.asarray(value, dtype="float32")
             self.assertTrue(np.all(np.isfinite(value)), "non-finite values")
 
+    def assertPaddedToBuckets(self, batches, rows, buckets):
+        """Each of `batches` (packed input dicts a model ran on) has `rows`
+        rows and is as wide as one of `buckets`, every bucket used; on
+        eager PyTorch, which compiles no shape
+        (`bucketed_inference.compiles_no_shapes`), as wide as its longest
+        row instead: its last position holds a real token."""
+        widths = set()
+        for batch in batches:
+            mask = to_numpy(batch["padding_mask"])
+            self.assertEqual(mask.shape[0], rows)
+            widths.add(mask.shape[1])
+            if backend() == "torch":
+                self.assertTrue(mask[:, -1].any(), "a column of padding")
+        if backend() == "torch":
+            self.assertLessEqual(max(widths), max(buckets))
+        else:
+            self.assertEqual(widths, set(buckets))
+
     # Serialization -------------------------------------------------------
 
     def run_serialization_test(self, instance):

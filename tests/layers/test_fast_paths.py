@@ -151,7 +151,10 @@ class PredictBucketedTest(TestCase):
     def test_default_buckets_grow_with_the_length(self):
         model = BertBackbone(**{**TINY, "max_sequence_length": 256})
         x = _ragged_inputs([5, 9, 20, 60, 70, 100, 130, 200], 256)
-        with spying_on_batches() as batches:
+        # The buckets of every backend that compiles shapes (eager PyTorch
+        # pads to each batch's longest row: test_bucketed_inference.py).
+        with spying_on_batches() as batches, mock.patch.object(
+                bucketed_inference, "compiles_no_shapes", return_value=False):
             model.predict_bucketed(x, batch_size=2)
         shapes = [batch["token_ids"].shape[1] for batch in batches]
         # Steps of 8 to 64, of 16 to 128, then of 32: the longest row of
