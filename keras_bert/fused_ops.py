@@ -4,7 +4,8 @@ Under JAX and TensorFlow, XLA fuses a GEMM's bias add into the GEMM and
 reads attention's inputs in whatever layout they come; these functions are
 then exactly the `keras.ops` calls a Keras layer makes. PyTorch runs
 eagerly by default, and three of Keras' calls there cost passes over
-memory that `torch.nn.Linear`-based models (transformers) do not pay:
+memory that `torch.nn.Linear`-based models (transformers) do not pay; the
+last two points are Python between kernels:
 
 * `Dense` is `ops.matmul` and then `ops.add` of the bias: a second pass
   over every output. `torch.nn.functional.linear` is one `addmm`, the bias
