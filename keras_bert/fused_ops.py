@@ -25,8 +25,9 @@ last two points are Python between kernels:
 * Keras' per-call Python: `ops.convert_to_tensor` of every argument and
   `ops.reshape`'s search for symbolic tensors take longer than a short
   input's kernels. Inside a layer's call the arguments are tensors and
-  variables already (`_torch_tensors`), and a tensor reshapes itself
-  (`reshape`).
+  variables already (`_torch_tensors`), a tensor reshapes itself
+  (`reshape`), and a padding mask of ones is dropped once for the whole
+  stack (`padding_mask_or_none`).
 * For inference on short unpadded rows, a whole encoder block is one
   call of PyTorch's fused encoder kernel (`encoder_block`), with no
   Python between its kernels.
@@ -141,6 +142,33 @@ def layer_norm(inputs, gamma, beta, epsilon):
         return None
     return torch.nn.functional.layer_norm(inputs, (inputs.shape[-1],),
                                           gamma, beta, epsilon)
+
+
+def padding_mask_or_none(padding_mask):
+    """None for a padding mask with no padded token on eager PyTorch, else
+    the mask as given.
+
+    A mask of ones changes no attention weight. Without it every block
+    skips its mask work (the fused kernel's check for padding, the
+    additive mask of the separate kernels), one check for the whole
+    stack. Compiled code (JAX, TensorFlow, `torch.compile`) keeps the mask:
+    it would have to branch on a value it does not know when tracing.
+
+    Args:
+        padding_mask: `(batch, length)`, 1 for real tokens, or None.
+
+    Example:
+    >>> mask = ops.convert_to_tensor([[1, 1, 0]], "int32")
+    >>> padding_mask_or_none(mask) is mask  # a padded token: kept
+    True
+    """
+    if (padding_mask is None or keras.config.backend() != "torch"
+            or not ops.is_tensor(padding_mask) or torch_ops.is_compiling()):
+        return padding_mask
+    # Only reached under the torch backend, whose tensors these are.
+    import torch
+
+    return None if bool(torch.all(padding_mask)) else padding_mask
 
 
 def encoder_block(inputs, padding_mask, weights, num_heads, activation,

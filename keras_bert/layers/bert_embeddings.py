@@ -1,6 +1,7 @@
 import keras
 from keras import ops
 
+from keras_bert._compat.sublayer_call import call_sublayer
 from keras_bert.layers.bert_initializer import BertInitializer
 from keras_bert.layers.dropout import dropout
 from keras_bert.layers.fused_layer_normalization import FusedLayerNormalization
@@ -111,9 +112,10 @@ class BertEmbeddings(keras.layers.Layer):
             positions = self.position_embeddings[None, : ops.shape(token_ids)[1]]
         else:
             positions = ops.take(self.position_embeddings, position_ids, axis=0)
-        x = self.token_embedding(token_ids) + self.segment_embedding(
-            segment_ids
-        )
+        # Keras' own Embedding layers: on PyTorch their `__call__` would
+        # take longer than a short row's lookups (`call_sublayer`).
+        x = call_sublayer(self.token_embedding, token_ids) + call_sublayer(
+            self.segment_embedding, segment_ids)
         x = x + ops.cast(positions, x.dtype)
         x = self.layer_norm(x)
         return dropout(self.dropout_layer, x, training)

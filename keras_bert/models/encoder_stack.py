@@ -10,6 +10,7 @@ the same model.
 import keras
 import numpy as np
 
+from keras_bert import fused_ops
 from keras_bert._compat.sublayer_call import call_sublayer
 from keras_bert.packed_inputs import PACKED_INPUTS
 
@@ -111,6 +112,8 @@ def direct_forward(backbone, inputs, training=None):
     # As the Functional model converts its inputs to the `keras.Input`s'.
     inputs = {name: keras.ops.convert_to_tensor(value, "int32")
               for name, value in inputs.items()}
+    inputs["padding_mask"] = fused_ops.padding_mask_or_none(
+        inputs["padding_mask"])
     return backbone_outputs(
         (backbone.embeddings, backbone.transformer_layers,
          backbone.final_layer_norm), backbone.pooler, inputs,

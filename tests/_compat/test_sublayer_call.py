@@ -108,6 +108,8 @@ class CallSublayerTest(TestCase):
             block.attention.output_dense, block.attention_layer_norm,
             block.intermediate_dense, block.output_dense,
             block.output_layer_norm)}
+        sublayers |= {id(model.embeddings.token_embedding),
+                      id(model.embeddings.segment_embedding)}
         called = _dunder_calls(lambda: model(packed_inputs()))
         through_dunder = [layer for layer in called
                           if id(layer) in sublayers]

@@ -188,3 +188,24 @@ class DotProductAttentionTest(TestCase):
             fused_ops.dot_product_attention(query, key, value, mask, 0.5)
         self.assertEqual(spy.call_count, 1)
         self.assertFalse(any(t.is_contiguous() for t in spy.call_args.args))
+
+
+class PaddingMaskOrNoneTest(TestCase):
+    def test_drops_a_mask_of_ones_on_eager_torch_only(self):
+        ones = ops.ones((2, 5), "int32")
+        padded = ops.convert_to_tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]],
+                                       "int32")
+        self.assertIsNone(fused_ops.padding_mask_or_none(None))
+        self.assertIs(fused_ops.padding_mask_or_none(padded), padded)
+        if backend() == "torch":
+            self.assertIsNone(fused_ops.padding_mask_or_none(ones))
+        else:  # compiled programs keep the mask they were traced with
+            self.assertIs(fused_ops.padding_mask_or_none(ones), ones)
+
+    @skip_unless_backend("torch")
+    def test_kept_while_torch_compile_traces(self):
+        from keras_bert._compat import torch_ops
+
+        ones = ops.ones((2, 5), "int32")
+        with mock.patch.object(torch_ops, "is_compiling", return_value=True):
+            self.assertIs(fused_ops.padding_mask_or_none(ones), ones)

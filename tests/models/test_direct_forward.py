@@ -90,6 +90,28 @@ class DirectForwardTest(TestCase):
                                              walked(model, inputs)))
 
     @skip_unless_backend("torch")
+    def test_blocks_get_no_mask_when_no_token_is_padded(self):
+        model = BertBackbone(**TINY)
+        unpadded = _inputs(pad_from=7)
+        masks = []
+        block_call = model.transformer_layers[0].call
+
+        def spy(x, padding_mask=None, **kwargs):
+            masks.append(padding_mask)
+            return block_call(x, padding_mask=padding_mask, **kwargs)
+
+        with mock.patch.object(model.transformer_layers[0], "call", spy):
+            for inputs in (unpadded, _inputs()):
+                for training in (False, True):
+                    model(inputs, training=training)
+        self.assertEqual([m is None for m in masks],
+                         [True, True, False, False])
+        # A mask of ones changes no attention weight.
+        self.assertAllClose(model(unpadded)["sequence_output"],
+                            walked(model, unpadded)["sequence_output"],
+                            atol=1e-6)
+
+    @skip_unless_backend("torch")
     def test_training_reaches_dropout(self):
         model = BertBackbone(**{**TINY, "dropout": 0.5})
         inputs = _inputs()
