@@ -108,7 +108,9 @@ def runs_direct_forward(inputs, mask, kwargs):
 
 def direct_forward(backbone, inputs, training=None):
     """`backbone`'s Functional graph run as the code that built it: the
-    same layers, weights and arithmetic, in the same order."""
+    same layers, weights and arithmetic, in the same order, except that a
+    padding mask of ones, which changes no attention weight, is dropped
+    (`fused_ops.padding_mask_or_none`)."""
     # As the Functional model converts its inputs to the `keras.Input`s'.
     inputs = {name: keras.ops.convert_to_tensor(value, "int32")
               for name, value in inputs.items()}
