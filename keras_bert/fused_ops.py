@@ -165,10 +165,7 @@ def padding_mask_or_none(padding_mask):
     if (padding_mask is None or keras.config.backend() != "torch"
             or not ops.is_tensor(padding_mask) or torch_ops.is_compiling()):
         return padding_mask
-    # Only reached under the torch backend, whose tensors these are.
-    import torch
-
-    return None if bool(torch.all(padding_mask)) else padding_mask
+    return None if _pads_nothing(padding_mask) else padding_mask
 
 
 def encoder_block(inputs, padding_mask, weights, num_heads, activation,
@@ -218,8 +215,7 @@ def encoder_block(inputs, padding_mask, weights, num_heads, activation,
     weights = _torch_tensors(*weights)
     if any(w.dtype != torch.float32 for w in weights):
         return None
-    if padding_mask is not None and not bool(
-            torch.all(*_torch_tensors(padding_mask))):
+    if padding_mask is not None and not _pads_nothing(padding_mask):
         return None
     hidden = inputs.shape[-1]
     (qkv_kernel, qkv_bias, attention_kernel, attention_bias, gamma1, beta1,
@@ -297,6 +293,13 @@ def _torch_dense(inputs, kernel, bias):
             return outputs.reshape(output_shape)
     return torch.nn.functional.linear(inputs, kernel.t(),
                                       bias).reshape(output_shape)
+
+
+def _pads_nothing(padding_mask):
+    # Only reached under the torch backend, whose tensors these are.
+    import torch
+
+    return bool(torch.all(*_torch_tensors(padding_mask)))
 
 
 def _torch_tensors(*values):
